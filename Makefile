@@ -1,0 +1,23 @@
+# The two set-up commands of the README: `make run` and `make test`. Both build .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	rm -f $(VENV)/.installed-*; touch $(STAMP)
+
+.PHONY: install run test
+install: $(STAMP)
+
+# Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
+run: $(STAMP)
+	$(BIN)/flask --app wsgi db upgrade
+	$(BIN)/flask --app wsgi demo
+	WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
+
+# The test suite: embedded default, or real PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

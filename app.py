@@ -1,0 +1,51 @@
+"""The Flask application factory."""
+from __future__ import annotations
+
+import os
+
+from flask import Flask, g
+
+from bootstrap import init_runtime
+from config import Settings, load_settings
+from models.base import db
+from services import ids
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    settings = settings or load_settings(os.environ)
+    init_runtime(settings)
+    app = Flask("tender")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.json.sort_keys = False          # keep fields in the documented order
+    app.extensions["tender.settings"] = settings
+
+    from blueprints import register_blueprints
+    from blueprints.errors import register_error_handlers
+    from cli import register_commands
+
+    register_error_handlers(app)
+    register_blueprints(app)
+    register_commands(app)
+    _register_request_hooks(app)
+    return app
+
+
+def _register_request_hooks(app: Flask) -> None:
+    @app.before_request
+    def _assign_request_id():
+        g.request_id = ids.new_public_id("req_")
+
+    @app.after_request
+    def _stamp_response(response):
+        response.headers["X-Request-Id"] = g.get("request_id") or ids.new_public_id("req_")
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+    @app.teardown_appcontext
+    def _return_connection(_error):
+        # Connections are borrowed lazily by the first query and handed back to the pool here.
+        if not db.is_closed():
+            db.close()

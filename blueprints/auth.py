@@ -1,0 +1,38 @@
+"""Bearer-key authentication and scope checks for merchant routes."""
+from __future__ import annotations
+
+from functools import wraps
+
+from flask import g, request
+
+from services import api_keys
+from services.clock import utcnow
+from services.errors import DomainError
+
+
+def authenticate_request():
+    header = request.headers.get("Authorization", "")
+    if not header.strip():
+        raise DomainError("missing_api_key", "Send your API key as 'Authorization: Bearer sk_live_…'.")
+    scheme, _, token = header.strip().partition(" ")
+    key = api_keys.authenticate(token.strip(), now=utcnow()) if scheme.lower() == "bearer" else None
+    if key is None:
+        raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
+    g.api_key, g.store = key, key.store
+    return key
+
+
+def requires_scope(*scopes, first=None):
+    """Authenticate, run `first(key)` (a rule that outranks scopes), then require any of `scopes`."""
+    def decorator(view):
+        @wraps(view)
+        def wrapper(*args, **kwargs):
+            key = authenticate_request()
+            if first is not None:
+                first(key)
+            if not api_keys.granted_scopes(key) & set(scopes):
+                raise DomainError("INSUFFICIENT_SCOPE", f"This API key lacks the scope {scopes[0]}.",
+                                  details={"required_scopes": list(scopes)})
+            return view(*args, **kwargs)
+        return wrapper
+    return decorator

@@ -1,0 +1,62 @@
+from flask import Blueprint, g
+
+from blueprints.auth import requires_scope
+from blueprints.context import settings
+from blueprints.errors import legacy_errors
+from blueprints.requests import load_body, load_query
+from schemas.common import envelope
+from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
+                              InvoiceSchema, InvoiceStatusSchema)
+from schemas.transactions import TransactionSchema
+from services import invoices, transactions
+from services.clock import utcnow
+from services.pagination import PageRequest
+
+bp = Blueprint("invoices", __name__, url_prefix="/v1/invoices")
+
+
+@bp.post("")
+@legacy_errors(400, 403, 409, 429)
+@requires_scope("invoices:write", "invoices:create")
+def create_invoice():
+    data = load_body(InvoiceCreateSchema())
+    config = settings()
+    invoice = invoices.create_invoice(g.store, g.api_key, data, now=utcnow(),
+                                      ttl_seconds=config.invoice_ttl_seconds,
+                                      supported_currencies=config.supported_currencies)
+    return InvoiceCreatedSchema().dump(invoice), 201
+
+
+@bp.get("")
+@requires_scope("invoices:read")
+def list_invoices():
+    query = load_query(InvoiceListQuerySchema())
+    page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
+    return envelope(InvoiceSchema(many=True).dump(page.rows), has_more=page.has_more,
+                    next_cursor=page.next_cursor(lambda invoice: invoice.public_id))
+
+
+@bp.get("/<invoice_id>")
+@requires_scope("invoices:read")
+def get_invoice(invoice_id):
+    return InvoiceSchema().dump(invoices.get_for_store(g.store, invoice_id))
+
+
+@bp.get("/<invoice_id>/status")
+@requires_scope("invoices:read")
+def get_invoice_status(invoice_id):
+    return InvoiceStatusSchema().dump(invoices.get_for_store(g.store, invoice_id))
+
+
+@bp.post("/<invoice_id>/cancel")
+@requires_scope("invoices:write", first=invoices.ensure_key_may_cancel)
+def cancel_invoice(invoice_id):
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    return InvoiceSchema().dump(invoices.cancel(invoice, g.api_key, now=utcnow()))
+
+
+@bp.get("/<invoice_id>/transactions")
+@requires_scope("transactions:read")
+def list_invoice_transactions(invoice_id):
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    return {"data": TransactionSchema(many=True).dump(transactions.list_for_invoice(invoice))}

@@ -1,0 +1,123 @@
+"""Operator commands (`flask --app wsgi …`). Their JSON output is a contract (DECISIONS §9)."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+from flask.cli import AppGroup
+from playhouse.migrations import Runner
+
+from models.base import db
+from models.stores import Store
+from services import api_keys, stores
+from services.clock import utcnow
+from services.errors import DomainError
+
+MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
+DEMO_STORE_NAME = "Demo store"
+
+db_cli = AppGroup("db", help="Database schema.")
+stores_cli = AppGroup("stores", help="Create and configure stores.")
+keys_cli = AppGroup("keys", help="Issue and revoke API keys.")
+
+
+def _emit(as_json: bool, payload: dict, text: str) -> None:
+    click.echo(json.dumps(payload) if as_json else text)
+
+
+def _domain_errors(fn):
+    """Show a DomainError as a one-line CLI error (exit 1) rather than a traceback."""
+    from functools import wraps
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            with db.connection_context():
+                return fn(*args, **kwargs)
+        except DomainError as error:
+            raise click.ClickException(error.message) from None
+    return wrapper
+
+
+def migrate() -> list[str]:
+    with db.connection_context():
+        return Runner(db.obj, directory=MIGRATIONS_DIR).up()
+
+
+@db_cli.command("upgrade", help="Apply pending schema migrations.")
+def db_upgrade():
+    applied = migrate()
+    click.echo("applied: " + ", ".join(applied) if applied else "schema is up to date")
+
+
+@stores_cli.command("create")
+@click.option("--name", required=True)
+@click.option("--payout-wallet", default=None)
+@click.option("--output-asset", default="usdc.near", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def stores_create(name, payout_wallet, output_asset, as_json):
+    now = utcnow()
+    with db.atomic():
+        store = stores.create_store(name=name, payout_wallet=payout_wallet, output_asset=output_asset, now=now)
+        _key, raw = api_keys.issue_key(store, kind="standard", now=now)
+    _emit(as_json, {"store_id": str(store.id), "store_name": store.name, "api_key": raw},
+          f"store {store.id} ({store.name})\nAPI key (shown once): {raw}")
+
+
+@stores_cli.command("set-payout")
+@click.option("--store", "store_id", required=True)
+@click.option("--wallet", required=True)
+@_domain_errors
+def stores_set_payout(store_id, wallet):
+    store = stores.set_payout_wallet(stores.get_store(store_id), wallet, now=utcnow())
+    click.echo(f"store {store.id}: payout wallet set")
+
+
+@stores_cli.command("callback-secret", help="Show the secret that signs legacy callback_url deliveries.")
+@click.option("--store", "store_id", required=True)
+@_domain_errors
+def stores_callback_secret(store_id):
+    click.echo(stores.get_store(store_id).callback_secret)
+
+
+@keys_cli.command("create")
+@click.option("--store", "store_id", required=True)
+@click.option("--kind", type=click.Choice(api_keys.KINDS), default="standard", show_default=True)
+@click.option("--scopes", default=None, help="Comma-separated; default: the kind's scopes.")
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def keys_create(store_id, kind, scopes, as_json):
+    scope_list = [s.strip() for s in scopes.split(",") if s.strip()] if scopes else None
+    key, raw = api_keys.issue_key(stores.get_store(store_id), kind=kind, scopes=scope_list, now=utcnow())
+    _emit(as_json, {"id": key.id, "api_key": raw, "kind": key.kind, "scopes": key.scopes.split()},
+          f"key {key.id} ({key.kind}: {key.scopes})\nAPI key (shown once): {raw}")
+
+
+@keys_cli.command("revoke")
+@click.argument("key_id")
+@_domain_errors
+def keys_revoke(key_id):
+    api_keys.revoke(key_id, now=utcnow())
+    click.echo(f"key {key_id} revoked")
+
+
+@click.command("demo", help="Ensure a demo store exists; print its key the first time.")
+@_domain_errors
+def demo():
+    store = Store.get_or_none(Store.name == DEMO_STORE_NAME)
+    if store is not None:
+        click.echo(f"Demo store {store.id} exists. A new key: "
+                   f"flask --app wsgi keys create --store {store.id}")
+        return
+    now = utcnow()
+    with db.atomic():
+        store = stores.create_store(name=DEMO_STORE_NAME, payout_wallet="demo-merchant.near", now=now)
+        _key, raw = api_keys.issue_key(store, kind="standard", now=now)
+    click.echo(f"Demo store {store.id} created.\nAPI key (shown once, keep it): {raw}")
+
+
+def register_commands(app) -> None:
+    for command in (db_cli, stores_cli, keys_cli, demo):
+        app.cli.add_command(command)

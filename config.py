@@ -1,0 +1,149 @@
+"""Settings from the environment only (12-factor), validated once at start-up.
+
+`load_settings(os.environ)` returns a frozen `Settings`; a bad value raises `ConfigError`
+whose message is one line naming the variable, so start-up fails loudly and clearly.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+
+class ConfigError(Exception):
+    """A configuration variable is missing or malformed; str(error) names it."""
+
+
+DEFAULT_DATABASE_URL = "sqlite:///instance/tender.db"
+DEFAULT_PUBLIC_BASE_URL = "http://localhost:8000"
+SWAP_PROVIDERS = ("sandbox", "oneclick")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str | None = None                # None: embedded in-process fakeredis
+    swap_provider: str = "sandbox"
+    oneclick_base_url: str = "https://1click.chaindefuser.com"
+    oneclick_jwt: str | None = None
+    invoice_ttl_seconds: int = 3600
+    supported_currencies: tuple[str, ...] = ("USD",)
+    public_base_url: str = DEFAULT_PUBLIC_BASE_URL
+    checkout_base_url: str = DEFAULT_PUBLIC_BASE_URL
+    allow_private_webhook_urls: bool = False
+    operator_username: str | None = None
+    operator_password: str | None = None
+    db_max_connections: int = 20
+    db_stale_timeout_seconds: int = 300
+    log_level: str = "INFO"
+    extra: dict = field(default_factory=dict)   # reserved for later sections (rate limits, intervals)
+
+    @property
+    def embedded_redis(self) -> bool:
+        return self.redis_url is None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite:")
+
+
+def load_settings(environ) -> Settings:
+    env = _Env(environ)
+    public_base_url = env.url("PUBLIC_BASE_URL", DEFAULT_PUBLIC_BASE_URL)
+    return Settings(
+        database_url=env.database_url("DATABASE_URL", DEFAULT_DATABASE_URL),
+        redis_url=env.redis_url("REDIS_URL"),
+        swap_provider=env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, "sandbox"),
+        oneclick_base_url=env.url("ONECLICK_BASE_URL", "https://1click.chaindefuser.com"),
+        oneclick_jwt=env.text("ONECLICK_JWT"),
+        invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS", 3600, minimum=60, maximum=30 * 86400),
+        supported_currencies=env.currencies("SUPPORTED_CURRENCIES", ("USD",)),
+        public_base_url=public_base_url,
+        checkout_base_url=env.url("CHECKOUT_BASE_URL", public_base_url),
+        allow_private_webhook_urls=env.boolean("ALLOW_PRIVATE_WEBHOOK_URLS", False),
+        operator_username=env.text("OPERATOR_USERNAME"),
+        operator_password=env.text("OPERATOR_PASSWORD"),
+        db_max_connections=env.integer("DB_MAX_CONNECTIONS", 20, minimum=1, maximum=1000),
+        db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS", 300, minimum=1, maximum=86400),
+        log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", upper=True),
+    )
+
+
+class _Env:
+    """Typed readers over a mapping; each error message starts with the variable's name."""
+
+    def __init__(self, environ):
+        self.environ = environ
+
+    def text(self, name, default=None):
+        value = self.environ.get(name)
+        return default if value is None or value.strip() == "" else value.strip()
+
+    def choice(self, name, allowed, default, upper=False):
+        value = self.text(name, default)
+        value = value.upper() if upper else value.lower()
+        if value not in allowed:
+            raise ConfigError(f"{name}: must be one of {', '.join(allowed)} (got {value!r})")
+        return value
+
+    def integer(self, name, default, *, minimum, maximum):
+        raw = self.text(name)
+        if raw is None:
+            return default
+        if not re.fullmatch(r"\d+", raw):
+            raise ConfigError(f"{name}: must be a whole number (got {raw!r})")
+        value = int(raw)
+        if not minimum <= value <= maximum:
+            raise ConfigError(f"{name}: must be between {minimum} and {maximum} (got {value})")
+        return value
+
+    def boolean(self, name, default):
+        raw = self.environ.get(name)
+        if raw is None:
+            return default
+        if raw.strip().lower() in _TRUE:
+            return True
+        if raw.strip().lower() in _FALSE:
+            return False
+        raise ConfigError(f"{name}: must be 1/0, true/false, yes/no or on/off (got {raw!r})")
+
+    def url(self, name, default):
+        value = self.text(name, default).rstrip("/")
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(f"{name}: must be an http:// or https:// URL (got {value!r})")
+        return value
+
+    def database_url(self, name, default):
+        value = self.text(name, default)
+        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
+            return value
+        parts = urlsplit(value)
+        if parts.scheme in ("postgres", "postgresql") and parts.hostname and parts.path.strip("/"):
+            return value
+        raise ConfigError(f"{name}: must be postgres://user@host:port/dbname, postgresql://… or sqlite:///path (got {_redact(value)!r})")
+
+    def redis_url(self, name):
+        value = self.text(name)
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme in ("redis", "rediss", "unix") and (parts.hostname or parts.path):
+            return value
+        raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset for the embedded default (got {_redact(value)!r})")
+
+    def currencies(self, name, default):
+        raw = self.text(name)
+        if raw is None:
+            return default
+        codes = tuple(code.strip().upper() for code in raw.split(",") if code.strip())
+        if not codes or any(not re.fullmatch(r"[A-Z]{3}", code) for code in codes):
+            raise ConfigError(f"{name}: must be comma-separated three-letter ISO 4217 codes (got {raw!r})")
+        return codes
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a URL before it is printed in an error."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)

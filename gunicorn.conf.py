@@ -1,0 +1,13 @@
+"""gunicorn settings for the `web` process. Environment overrides: WEB_CONCURRENCY, WEB_THREADS, PORT."""
+import os
+
+bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("WEB_THREADS", "4"))
+timeout = 30
+graceful_timeout = 25      # SIGTERM: finish in-flight requests before exiting
+keepalive = 5
+# No preload: each worker imports the app after the fork, so no database connection or Redis
+# socket is ever shared between processes.
+preload_app = False
+accesslog = "-"

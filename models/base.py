@@ -1,0 +1,70 @@
+"""The database handle shared by every model, and how it is built from DATABASE_URL.
+
+`db` is a proxy: models bind to it at import, the real database is attached once at start-up
+(`init_db`). Nothing connects at import; connections are borrowed per request and per job.
+"""
+from __future__ import annotations
+
+import os
+from urllib.parse import unquote, urlsplit
+
+import peewee as pw
+from playhouse.pool import PooledPostgresqlDatabase
+
+db = pw.DatabaseProxy()
+
+
+class BaseModel(pw.Model):
+    class Meta:
+        database = db
+        legacy_table_names = False
+
+
+def make_database(url: str, *, max_connections: int = 20, stale_timeout: int = 300) -> pw.Database:
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        return pw.SqliteDatabase(
+            path,
+            pragmas={"journal_mode": "wal", "busy_timeout": 10000, "foreign_keys": 1, "synchronous": "normal"},
+            # SQLite has no exact decimal type: a NUMERIC column would round 18-digit amounts
+            # through float, so amounts are stored as text there (see models/fields.py).
+            field_types={"DECIMAL": "TEXT"},
+            autoconnect=True,
+        )
+    parts = urlsplit(url)
+    # A pool per process, filled lazily after the fork; stale connections are replaced on
+    # check-out, and a connection that broke mid-request is discarded (blueprints/errors.py).
+    return PooledPostgresqlDatabase(
+        parts.path.lstrip("/"),
+        host=parts.hostname,
+        port=parts.port or 5432,
+        user=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+        max_connections=max_connections,
+        stale_timeout=stale_timeout,
+        timeout=10,
+        autoconnect=True,
+        connect_timeout=5,
+    )
+
+
+def init_db(database: pw.Database) -> pw.Database:
+    db.initialize(database)
+    return database
+
+
+def is_postgres() -> bool:
+    return isinstance(db.obj, pw.PostgresqlDatabase)
+
+
+def discard_connection() -> None:
+    """Drop this thread's connection instead of returning it to the pool (it may be broken)."""
+    database = db.obj
+    if database is None or database.is_closed():
+        return
+    if hasattr(database, "manual_close"):
+        database.manual_close()
+    else:
+        database.close()

@@ -1,0 +1,36 @@
+import peewee as pw
+
+from models.base import BaseModel
+from models.fields import AmountField, JSONTextField
+from models.stores import Store
+
+
+class Invoice(BaseModel):
+    id = pw.UUIDField(primary_key=True)                    # internal; never in a response
+    public_id = pw.CharField(max_length=40, unique=True)   # inv_…
+    store = pw.ForeignKeyField(Store, backref="invoices", on_delete="CASCADE")
+    status = pw.CharField(max_length=20)
+    amount = AmountField()
+    currency = pw.CharField(max_length=3)
+    order_amount = AmountField()
+    order_currency = pw.CharField(max_length=3)
+    output_asset = pw.CharField(max_length=64)
+    external_order_id = pw.CharField(max_length=128, null=True)
+    customer_id = pw.UUIDField(null=True)
+    payment_link_id = pw.CharField(max_length=40, null=True)   # plink_… of the link it came from
+    return_url = pw.TextField(null=True)
+    callback_url = pw.TextField(null=True)
+    metadata = JSONTextField(null=True)
+    # What the payment engine learns; null until it does.
+    paid_amount = AmountField(null=True)
+    received_amount = AmountField(null=True)
+    difference_amount = AmountField(null=True)
+    swap_status = pw.CharField(max_length=20, null=True)
+    transaction_hash = pw.CharField(max_length=256, null=True)
+    deposit_address = pw.CharField(max_length=256, null=True)
+    deposit_memo = pw.CharField(max_length=256, null=True)
+    deposit_seen_at = pw.DateTimeField(null=True)
+    paid_at = pw.DateTimeField(null=True)
+    expires_at = pw.DateTimeField()
+    created_at = pw.DateTimeField()
+    updated_at = pw.DateTimeField()

@@ -1,0 +1,97 @@
+"""The swap-provider interface: what the payment engine needs from a 1Click-style provider.
+
+Amounts here are `Decimal` in whole units of the asset (1.5 USDC, not 1500000); converting
+to and from smallest units is the adapter's job, because only it knows the wire format.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Protocol
+
+# The 1Click status names, kept verbatim: they are the provider's vocabulary, and the
+# invoice state machine maps them to moves (DECISIONS §4).
+PENDING_DEPOSIT = "PENDING_DEPOSIT"
+KNOWN_DEPOSIT_TX = "KNOWN_DEPOSIT_TX"
+PROCESSING = "PROCESSING"
+SUCCESS = "SUCCESS"
+INCOMPLETE_DEPOSIT = "INCOMPLETE_DEPOSIT"
+REFUNDED = "REFUNDED"
+FAILED = "FAILED"
+STATUSES = (PENDING_DEPOSIT, KNOWN_DEPOSIT_TX, PROCESSING, SUCCESS, INCOMPLETE_DEPOSIT, REFUNDED, FAILED)
+FINAL_STATUSES = (SUCCESS, REFUNDED, FAILED)
+
+
+class ProviderError(Exception):
+    """Base of the adapter's errors."""
+
+
+class ProviderUnavailable(ProviderError):
+    """Timeout, connection failure, 5xx or a garbled answer: worth retrying later."""
+
+
+class ProviderRejected(ProviderError):
+    """The provider refused the request (4xx): retrying the same request will not help."""
+
+
+@dataclass(frozen=True)
+class Asset:
+    code: str                 # our code: "btc", "usdc.eth" (DECISIONS §5)
+    symbol: str               # "USDC"
+    network: str              # "eth", "base", "near", "btc", ...
+    decimals: int
+    provider_asset_id: str    # the provider's id, e.g. "nep141:eth-0xa0b8...omft.near"
+    price_usd: Decimal | None = None
+    needs_memo: bool = False  # the network needs a memo/tag beside the address (e.g. stellar, ton)
+
+
+@dataclass(frozen=True)
+class QuoteRequest:
+    origin_asset: str         # our asset code the buyer pays in
+    destination_asset: str    # our asset code the merchant receives (store output_asset)
+    amount_out: Decimal       # EXACT_OUTPUT: what the merchant must receive, whole units
+    recipient: str            # the store's payout wallet
+    refund_to: str            # the buyer's refund address on the origin network
+    deadline: dt.datetime     # naive UTC; the invoice's expires_at
+    dry: bool                 # True: price only, no deposit address
+    reference: str | None = None  # our invoice id, for the provider's logs
+
+
+@dataclass(frozen=True)
+class Quote:
+    origin_asset: str
+    destination_asset: str
+    amount_in: Decimal            # what the buyer must send, whole origin units
+    amount_out: Decimal           # what the merchant receives, whole destination units
+    amount_in_usd: Decimal | None
+    deadline: dt.datetime
+    deposit_address: str | None   # None for a dry quote
+    deposit_memo: str | None = None
+    correlation_id: str | None = None
+    time_estimate_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class DepositStatus:
+    status: str                                   # one of STATUSES
+    correlation_id: str | None = None
+    amount_in: Decimal | None = None              # deposited, whole origin units
+    amount_in_usd: Decimal | None = None
+    amount_out: Decimal | None = None             # delivered, whole destination units
+    amount_out_usd: Decimal | None = None
+    refunded_amount: Decimal | None = None        # whole origin units
+    origin_tx_hashes: tuple[str, ...] = field(default_factory=tuple)       # buyer's deposit(s)
+    destination_tx_hashes: tuple[str, ...] = field(default_factory=tuple)  # payout to merchant
+    refund_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
+    updated_at: dt.datetime | None = None
+
+
+class SwapProvider(Protocol):
+    name: str
+
+    def supported_assets(self) -> list[Asset]: ...
+
+    def quote(self, request: QuoteRequest) -> Quote: ...
+
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus: ...

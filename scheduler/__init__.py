@@ -1,0 +1,1 @@
+"""The scheduler process: RQ's own `rq cron` with its configuration in scheduler/cron.py."""

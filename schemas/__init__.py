@@ -1,0 +1,1 @@
+"""marshmallow request and response shapes. No Flask, no database, no models."""

@@ -1,0 +1,113 @@
+"""Field types the API shares: amounts as strings, UTC timestamps, public ids."""
+import datetime as dt
+from decimal import Decimal
+
+from marshmallow import ValidationError, fields
+
+from services import clock, ids, money
+from services.metadata import clean_metadata
+
+
+class AmountString(fields.Field):
+    """A positive decimal *string* (JSON numbers are refused); loads to Decimal."""
+
+    def __init__(self, *, fiat: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.fiat = fiat
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str):
+            raise ValidationError("must be a decimal string such as \"10.00\", not a number")
+        try:
+            return money.parse_amount(value, fiat=self.fiat)
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return money.format_fiat(value) if self.fiat else money.format_crypto(value)
+
+
+class StrictString(fields.String):
+    """A string that refuses empty text and control characters."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if any(ord(char) < 32 for char in text):
+            raise ValidationError("must not contain control characters")
+        return text
+
+
+class UtcDateTime(fields.Field):
+    """ISO 8601 in, naive UTC inside, `YYYY-MM-DDTHH:MM:SSZ` out."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str) or len(value) > 40:
+            raise ValidationError("must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z")
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise ValidationError("must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z") from None
+        return clock.to_naive_utc(parsed)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return clock.isoformat(value)
+
+
+class PublicId(fields.String):
+    """A public id with the given prefix (`inv_…`); anything else is a validation error."""
+
+    def __init__(self, prefix: str, **kwargs):
+        super().__init__(**kwargs)
+        self.prefix = prefix
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not ids.is_public_id(text, self.prefix):
+            raise ValidationError(f"must be an id starting with {self.prefix}")
+        return text
+
+
+class UuidString(fields.String):
+    def _deserialize(self, value, attr, data, **kwargs):
+        parsed = ids.parse_uuid(super()._deserialize(value, attr, data, **kwargs))
+        if parsed is None:
+            raise ValidationError("must be a UUID")
+        return parsed
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else str(value)
+
+
+class Metadata(fields.Field):
+    """The flat metadata object of DECISIONS §3, with sensitive keys dropped."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            return clean_metadata(value)
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+
+class HttpUrl(StrictString):
+    """An absolute http(s) URL of at most 2048 characters; `https_only` for server targets."""
+
+    def __init__(self, *, https_only: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.https_only = https_only
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        from urllib.parse import urlsplit
+
+        text = super()._deserialize(value, attr, data, **kwargs)
+        schemes = ("https",) if self.https_only else ("http", "https")
+        parts = urlsplit(text) if len(text) <= 2048 else None
+        if parts is None or parts.scheme not in schemes or not parts.hostname or " " in text:
+            kind = "an https:// URL" if self.https_only else "an http:// or https:// URL"
+            raise ValidationError(f"must be {kind} of at most 2048 characters")
+        return text
+
+
+def decimal_or_none(value) -> Decimal | None:
+    return None if value is None else Decimal(value)

@@ -1,0 +1,97 @@
+"""Invoice request and response shapes."""
+from marshmallow import RAISE, Schema, fields, validate
+
+from schemas.common import ListQuerySchema
+from schemas.fields import (AmountString, HttpUrl, Metadata, PublicId, StrictString, UtcDateTime,
+                            UuidString)
+from services import urls
+
+STATUSES = ("pending", "quoted", "awaiting_payment", "paid", "underpaid", "expired", "failed",
+            "refunded", "cancelled")
+_CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
+
+
+class InvoiceCreateSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    amount = AmountString(required=True)
+    currency = fields.String(load_default="USD", validate=_CURRENCY)
+    order_amount = AmountString(load_default=None)
+    order_currency = fields.String(load_default=None, validate=_CURRENCY)
+    external_order_id = StrictString(load_default=None, validate=validate.Length(min=1, max=128))
+    store_id = fields.String(load_default=None, validate=validate.Length(max=64))
+    customer_id = UuidString(load_default=None)
+    callback_url = HttpUrl(https_only=True, load_default=None)
+    return_url = HttpUrl(load_default=None)
+    metadata = Metadata(load_default=None)
+
+
+class InvoiceListQuerySchema(ListQuerySchema):
+    status = fields.String(load_default=None, validate=validate.OneOf(STATUSES))
+    external_order_id = fields.String(load_default=None, validate=validate.Length(min=1, max=128))
+    customer_id = UuidString(load_default=None)
+    payment_link_id = PublicId("plink_", load_default=None)
+    created_after = UtcDateTime(load_default=None)
+    created_before = UtcDateTime(load_default=None)
+    paid_after = UtcDateTime(load_default=None)
+    paid_before = UtcDateTime(load_default=None)
+
+
+def _checkout_url(invoice):
+    return urls.checkout_url(invoice.public_id)
+
+
+class InvoiceSchema(Schema):
+    """The invoice as GET /v1/invoices/{id} returns it, and as events carry it."""
+
+    id = fields.Function(lambda invoice: invoice.public_id)
+    external_order_id = fields.String()
+    status = fields.String()
+    amount = AmountString()
+    currency = fields.String()
+    order_amount = AmountString()
+    order_currency = fields.String()
+    paid_amount = AmountString()
+    output_asset = fields.String()
+    checkout_url = fields.Function(_checkout_url)
+    payment_url = fields.Function(_checkout_url)
+    return_url = fields.String()
+    customer_id = UuidString()
+    payment_link_id = fields.String()
+    transaction_hash = fields.String()
+    metadata = fields.Dict()
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+    paid_at = UtcDateTime()
+    expires_at = UtcDateTime()
+
+
+class InvoiceCreatedSchema(Schema):
+    """The create response carries exactly these fields (spec: Invoice)."""
+
+    id = fields.Function(lambda invoice: invoice.public_id)
+    status = fields.String()
+    checkout_url = fields.Function(_checkout_url)
+    payment_url = fields.Function(_checkout_url)
+    amount = AmountString()
+    currency = fields.String()
+    output_asset = fields.String()
+    expires_at = UtcDateTime()
+
+
+class InvoiceStatusSchema(Schema):
+    """The poll object of GET /v1/invoices/{id}/status."""
+
+    id = fields.Function(lambda invoice: invoice.public_id)
+    status = fields.String()
+    swap_status = fields.String()
+    paid_amount = AmountString()
+    received_amount = AmountString()
+    difference_amount = AmountString()       # negative when fees were taken
+    transaction_hash = fields.String()
+    paid_at = UtcDateTime()
+    deposit_address = fields.String()
+    deposit_memo = fields.String()
+    return_url = fields.String()
+

@@ -1,0 +1,31 @@
+from marshmallow import Schema, fields, validate
+
+from schemas.common import ListQuerySchema
+from schemas.fields import AmountString, PublicId, UtcDateTime, UuidString
+from services.transactions import STATUSES, TYPES
+
+
+class TransactionListQuerySchema(ListQuerySchema):
+    invoice_id = PublicId("inv_", load_default=None)
+    payment_link_id = PublicId("plink_", load_default=None)
+    customer_id = UuidString(load_default=None)
+    type = fields.String(load_default=None, validate=validate.OneOf(TYPES))
+    status = fields.String(load_default=None, validate=validate.OneOf(STATUSES))
+
+
+class TransactionSchema(Schema):
+    id = fields.Function(lambda txn: txn.public_id)
+    invoice_id = fields.Function(lambda txn: txn.invoice.public_id)
+    type = fields.String()
+    network = fields.String()
+    token = fields.String()
+    amount = AmountString(fiat=False)
+    transaction_hash = fields.String()
+    from_wallet = fields.String()
+    to_wallet = fields.String()
+    confirmations = fields.Integer()
+    status = fields.String()
+    verified = fields.Boolean()
+    confirmed_at = UtcDateTime()
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()

@@ -1,0 +1,96 @@
+"""API keys: issue, authenticate, revoke. Keys are stored only as SHA-256 digests (DECISIONS §2, §9)."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+
+from models.stores import ApiKey, Store
+from services.errors import DomainError
+from services.ids import new_public_id
+from services.platforms import PLATFORMS, platform_scopes
+
+KEY_PREFIX = "sk_live_"
+KINDS = ("standard", "bootstrap", "integration")
+BOOTSTRAP_LIFETIME = dt.timedelta(hours=24)
+
+MERCHANT_SCOPES = (
+    "invoices:write", "invoices:read", "invoices:create", "transactions:read",
+    "payment_links:write", "payment_links:read", "webhooks:read", "webhooks:write", "events:read",
+)
+KNOWN_SCOPES = frozenset(MERCHANT_SCOPES).union(*(platform_scopes(p) for p in PLATFORMS))
+
+
+def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
+    if kind == "standard":
+        return MERCHANT_SCOPES
+    if kind == "bootstrap":
+        return (f"{platform}:connect", f"{platform}:status")
+    return ("invoices:create", "invoices:read", "transactions:read") + platform_scopes(platform)
+
+
+def digest(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+def mask(raw_key: str) -> str:
+    """How a key may appear in logs and messages: prefix and last four only."""
+    return f"{KEY_PREFIX}…{raw_key[-4:]}"
+
+
+def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw secret, which is never stored or shown again."""
+    if kind not in KINDS:
+        raise DomainError("validation_error", f"kind: must be one of {', '.join(KINDS)}", param="kind")
+    scopes = tuple(scopes) if scopes else default_scopes(kind)
+    unknown = sorted(set(scopes) - KNOWN_SCOPES)
+    if unknown:
+        raise DomainError("validation_error", f"scopes: unknown scope {unknown[0]!r}", param="scopes")
+    raw = KEY_PREFIX + secrets.token_hex(20)
+    key = ApiKey.create(
+        id=new_public_id("key_"),
+        store=store,
+        kind=kind,
+        digest=digest(raw),
+        last4=raw[-4:],
+        scopes=" ".join(scopes),
+        created_at=now,
+        expires_at=now + BOOTSTRAP_LIFETIME if kind == "bootstrap" else None,
+    )
+    return key, raw
+
+
+def authenticate(raw_key: str, *, now: dt.datetime) -> ApiKey | None:
+    """The live key for `raw_key`, with its store, in one indexed query; None if unusable."""
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 128:
+        return None
+    wanted = digest(raw_key)
+    key = ApiKey.select(ApiKey, Store).join(Store).where(ApiKey.digest == wanted).first()
+    # The digest is the index key; comparing it again in constant time keeps a timing
+    # difference in the index lookup from telling anything about near-miss keys.
+    if key is None or not hmac.compare_digest(key.digest, wanted):
+        return None
+    if key.revoked_at is not None or key.consumed_at is not None:
+        return None
+    if key.expires_at is not None and key.expires_at <= now:
+        return None
+    return key
+
+
+def granted_scopes(key: ApiKey) -> frozenset:
+    """A stored scope we no longer know (e.g. the retired payments:read) grants nothing."""
+    return key.scope_set & KNOWN_SCOPES
+
+
+def revoke(key_id: str, *, now: dt.datetime) -> bool:
+    updated = ApiKey.update(revoked_at=now).where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null()).execute()
+    if not updated and not ApiKey.select().where(ApiKey.id == key_id).exists():
+        raise DomainError("api_key_not_found", f"No API key {key_id!r}.")
+    return bool(updated)
+
+
+def revoke_store_keys(store: Store, *, kind: str, now: dt.datetime) -> int:
+    return (ApiKey.update(revoked_at=now)
+            .where((ApiKey.store == store) & (ApiKey.kind == kind) & ApiKey.revoked_at.is_null())
+            .execute())

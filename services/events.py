@@ -1,0 +1,31 @@
+"""The transactional outbox: event rows written inside the state change's own transaction."""
+from __future__ import annotations
+
+import datetime as dt
+
+from models.events import Event
+from models.invoices import Invoice
+from schemas.invoices import InvoiceSchema
+from services import clock, ids
+
+API_VERSION = "1.0.0"
+EVENT_TYPES = (
+    "invoice.created", "invoice.awaiting_payment", "invoice.paid", "invoice.settled",
+    "invoice.underpaid", "invoice.expired", "invoice.failed", "invoice.refunded", "invoice.cancelled",
+)
+_invoice_schema = InvoiceSchema()
+
+
+def record(event_type: str, invoice: Invoice, *, now: dt.datetime) -> Event:
+    """Write one event carrying the invoice as it is now. Call inside the move's transaction."""
+    assert event_type in EVENT_TYPES, event_type
+    public_id = ids.new_public_id("evt_")
+    payload = {
+        "id": public_id,
+        "type": event_type,
+        "api_version": API_VERSION,
+        "created_at": clock.isoformat(now),
+        "data": {"object": _invoice_schema.dump(invoice)},
+    }
+    return Event.create(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
+                        type=event_type, payload=payload, created_at=now)

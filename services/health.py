@@ -1,0 +1,25 @@
+"""What /health reports: the database decides up or down; Redis only degrades (DECISIONS §14)."""
+import logging
+
+from models.base import db
+from services import queues
+
+log = logging.getLogger("tender.health")
+
+
+def _probe(check) -> str:
+    try:
+        check()
+        return "ok"
+    except Exception as error:  # any failure means "unavailable"; the reason goes to the log
+        log.warning("health probe failed: %s", error)
+        return "unavailable"
+
+
+def check() -> dict:
+    components = {
+        "database": _probe(lambda: db.execute_sql("SELECT 1").fetchone()),
+        "redis": _probe(lambda: queues.redis().ping()),
+    }
+    status = "ok" if all(value == "ok" for value in components.values()) else "degraded"
+    return {"status": status, "components": components}

@@ -1,0 +1,63 @@
+"""The invoice state machine (DECISIONS §4): one table of moves, applied by compare-and-set.
+
+Every move is a conditional UPDATE on the current status, in one transaction with its event
+row, so a repeated, replayed or concurrent move is applied exactly once: the loser of a race
+updates no row and gets None back.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from models.base import db
+from models.invoices import Invoice
+from services import events
+
+OPEN = ("pending", "quoted", "awaiting_payment")
+FINAL = ("expired", "failed", "refunded", "cancelled")   # `paid` still settles; see "settle"
+
+# trigger: (source statuses, target status, event type or None)
+MOVES = {
+    "create": ((), "pending", "invoice.created"),
+    "quote": (("pending", "quoted"), "quoted", None),
+    "commit_quote": (("pending", "quoted"), "awaiting_payment", "invoice.awaiting_payment"),
+    "deposit_confirmed": (("awaiting_payment", "expired"), "paid", "invoice.paid"),
+    "underpaid": (("awaiting_payment",), "underpaid", "invoice.underpaid"),
+    "refund": (("paid", "underpaid", "awaiting_payment"), "refunded", "invoice.refunded"),
+    "fail": (("paid", "awaiting_payment"), "failed", "invoice.failed"),
+    "settle": (("paid",), "paid", "invoice.settled"),
+    "expire": (OPEN, "expired", "invoice.expired"),
+    "cancel": (OPEN, "cancelled", "invoice.cancelled"),
+}
+
+
+def can_cancel(invoice: Invoice) -> bool:
+    return invoice.status in OPEN and invoice.deposit_seen_at is None
+
+
+def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -> Invoice | None:
+    """Apply `trigger` if the invoice is in one of its source states (and `guard` holds).
+
+    Returns the updated invoice, or None when the move does not apply (already moved, lost a
+    race, or not allowed from the current state).
+    """
+    sources, target, event_type = MOVES[trigger]
+    conditions = [Invoice.id == invoice_id, Invoice.status.in_(sources)]
+    if guard is not None:
+        conditions.append(guard)
+    with db.atomic():
+        updated = Invoice.update(status=target, updated_at=now, **changes).where(*conditions).execute()
+        if updated == 0:
+            return None
+        invoice = Invoice.get_by_id(invoice_id)
+        if event_type:
+            events.record(event_type, invoice, now=now)
+    return invoice
+
+
+def create(*, now: dt.datetime, **fields) -> Invoice:
+    """Persist a new invoice in `pending` with its `invoice.created` event, atomically."""
+    _, target, event_type = MOVES["create"]
+    with db.atomic():
+        invoice = Invoice.create(status=target, created_at=now, updated_at=now, **fields)
+        events.record(event_type, invoice, now=now)
+    return invoice

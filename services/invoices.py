@@ -1,0 +1,94 @@
+"""Invoice verbs and queries, shared by the HTTP handlers and the jobs."""
+from __future__ import annotations
+
+import datetime as dt
+
+from models.invoices import Invoice
+from models.stores import ApiKey, Store
+from services import ids, invoice_states
+from services.errors import DomainError, NotFound, validation_error
+from services.pagination import Page, PageRequest, paginate
+
+DEFAULT_LIST_WINDOW = dt.timedelta(days=90)
+_DATE_FILTERS = ("created_after", "created_before", "paid_after", "paid_before")
+
+
+def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, ttl_seconds: int,
+                   supported_currencies: tuple[str, ...]) -> Invoice:
+    """Validate what only the domain can (store, key kind, currency) and persist a `pending` invoice."""
+    if data.get("store_id") is not None and data["store_id"] != str(store.id):
+        raise DomainError("store_mismatch", "store_id does not match the API key's store.", param="store_id")
+    if data["currency"] not in supported_currencies:
+        raise validation_error("currency", f"must be one of {', '.join(supported_currencies)}")
+    if key.kind == "integration":
+        if not data.get("external_order_id"):
+            raise validation_error("external_order_id", "is required for integration keys")
+        if data.get("callback_url"):
+            raise DomainError("integration_key_forbidden",
+                              "callback_url is for standard keys; integrations receive webhooks.",
+                              param="callback_url")
+    if not store.payout_wallet:
+        raise DomainError("payout_wallet_not_configured",
+                          "The store has no payout wallet; set one before creating invoices.")
+    return invoice_states.create(
+        now=now,
+        id=ids.new_uuid(),
+        public_id=ids.new_public_id("inv_"),
+        store=store.id,
+        amount=data["amount"],
+        currency=data["currency"],
+        order_amount=data.get("order_amount") or data["amount"],
+        order_currency=data.get("order_currency") or data["currency"],
+        output_asset=store.output_asset,
+        external_order_id=data.get("external_order_id"),
+        customer_id=data.get("customer_id"),
+        return_url=data.get("return_url"),
+        callback_url=data.get("callback_url"),
+        metadata=data.get("metadata"),
+        expires_at=now + dt.timedelta(seconds=ttl_seconds),
+    )
+
+
+def get_for_store(store: Store, public_id: str) -> Invoice:
+    """The store's invoice; a malformed id, or another store's invoice, is simply not found."""
+    invoice = None
+    if ids.is_public_id(public_id, "inv_"):
+        invoice = Invoice.get_or_none((Invoice.public_id == public_id) & (Invoice.store == store.id))
+    if invoice is None:
+        raise NotFound("invoice_not_found", f"No invoice {public_id!r} in this store.")
+    return invoice
+
+
+def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.datetime) -> Page:
+    query = Invoice.select().where(Invoice.store == store.id)
+    if not any(filters.get(name) for name in _DATE_FILTERS):
+        filters = {**filters, "created_after": now - DEFAULT_LIST_WINDOW}
+    for name, field in (("status", Invoice.status), ("external_order_id", Invoice.external_order_id),
+                        ("customer_id", Invoice.customer_id), ("payment_link_id", Invoice.payment_link_id)):
+        if filters.get(name) is not None:
+            query = query.where(field == filters[name])
+    if filters.get("created_after"):
+        query = query.where(Invoice.created_at >= filters["created_after"])
+    if filters.get("created_before"):
+        query = query.where(Invoice.created_at < filters["created_before"])
+    if filters.get("paid_after"):
+        query = query.where(Invoice.paid_at >= filters["paid_after"])
+    if filters.get("paid_before"):
+        query = query.where(Invoice.paid_at < filters["paid_before"])
+    return paginate(query, Invoice, page, prefix="inv_", scope=Invoice.store == store.id)
+
+
+def ensure_key_may_cancel(key: ApiKey) -> None:
+    """Integration keys never cancel: the storefront must not undo what the buyer sees."""
+    if key.kind == "integration":
+        raise DomainError("integration_key_forbidden", "Integration keys cannot cancel invoices.")
+
+
+def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime) -> Invoice:
+    ensure_key_may_cancel(key)
+    moved = invoice_states.move(invoice.id, "cancel", now=now, guard=Invoice.deposit_seen_at.is_null())
+    if moved is None:
+        raise DomainError("invoice_not_cancellable",
+                          f"Invoice {invoice.public_id} is {invoice.status}; only open invoices with no "
+                          "deposit seen can be cancelled.")
+    return moved

@@ -1,0 +1,32 @@
+"""The metadata rules of DECISIONS §3: flat, small, and never holding secrets."""
+import re
+
+MAX_KEYS = 50
+MAX_KEY_LENGTH = 40
+MAX_VALUE_LENGTH = 500
+_SENSITIVE = ("password", "passwd", "secret", "token", "api_key", "apikey", "private_key",
+              "mnemonic", "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization")
+
+
+def is_sensitive_key(key: str) -> bool:
+    normalized = re.sub(r"[- ]", "_", key.lower())
+    return any(word in normalized for word in _SENSITIVE)
+
+
+def clean_metadata(value) -> dict:
+    """Validate a metadata object and drop its sensitive keys; ValueError says what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError("must be a JSON object")
+    if len(value) > MAX_KEYS:
+        raise ValueError(f"must have at most {MAX_KEYS} keys")
+    cleaned = {}
+    for key, item in value.items():
+        if len(key) > MAX_KEY_LENGTH:
+            raise ValueError(f"keys must be at most {MAX_KEY_LENGTH} characters")
+        if isinstance(item, (dict, list)):
+            raise ValueError("must be flat: values are strings, numbers, booleans or null")
+        if isinstance(item, str) and len(item) > MAX_VALUE_LENGTH:
+            raise ValueError(f"string values must be at most {MAX_VALUE_LENGTH} characters")
+        if not is_sensitive_key(key):
+            cleaned[key] = item
+    return cleaned

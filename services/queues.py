@@ -1,0 +1,26 @@
+"""The Redis connection and RQ queues (DECISIONS §1). With no REDIS_URL, an in-process fakeredis."""
+from __future__ import annotations
+
+import redis as redis_lib
+
+QUEUE_NAMES = ("webhooks", "chain", "settlement", "maintenance")
+_state = {"redis": None}
+
+
+def connect(redis_url: str | None) -> redis_lib.Redis:
+    if redis_url is None:
+        import fakeredis
+
+        # One server per process: the web process's embedded worker threads share it.
+        connection = fakeredis.FakeStrictRedis(server=fakeredis.FakeServer())
+    else:
+        connection = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5,
+                                              health_check_interval=30)
+    _state["redis"] = connection
+    return connection
+
+
+def redis() -> redis_lib.Redis:
+    if _state["redis"] is None:
+        raise RuntimeError("queues.connect() has not been called (bootstrap.init_runtime does it)")
+    return _state["redis"]

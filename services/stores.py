@@ -1,0 +1,36 @@
+"""Stores: created and configured by operators (CLI), read by everything else."""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from models.stores import Store
+from services import ids
+from services.errors import DomainError, NotFound
+
+
+def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
+                 output_asset: str = "usdc.near") -> Store:
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 200:
+        raise DomainError("validation_error", "name: must be 1 to 200 characters", param="name")
+    return Store.create(
+        id=ids.new_uuid(), name=name, payout_wallet=payout_wallet or None, output_asset=output_asset,
+        callback_secret=secrets.token_hex(32), created_at=now, updated_at=now,
+    )
+
+
+def get_store(store_id) -> Store:
+    parsed = ids.parse_uuid(store_id)
+    store = Store.get_or_none(Store.id == parsed) if parsed else None
+    if store is None:
+        raise NotFound("store_not_found", f"No store {store_id!r}.")
+    return store
+
+
+def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
+    wallet = (wallet or "").strip()
+    if not 1 <= len(wallet) <= 256:
+        raise DomainError("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
+    Store.update(payout_wallet=wallet, updated_at=now).where(Store.id == store.id).execute()
+    return Store.get_by_id(store.id)

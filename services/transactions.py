@@ -1,0 +1,54 @@
+"""Transaction queries (the payment engine records them; see DECISIONS §6)."""
+from __future__ import annotations
+
+from models.invoices import Invoice
+from models.stores import Store
+from models.transactions import Transaction
+from services import ids
+from services.errors import NotFound
+from services.pagination import Page, PageRequest, paginate
+
+TYPES = ("payment_origin", "settlement", "refund")
+STATUSES = ("pending", "confirmed", "failed")
+
+
+def _with_invoice():
+    # The invoice's public id is part of every transaction's JSON: join once, never per row.
+    return Transaction.select(Transaction, Invoice.public_id).join(Invoice)
+
+
+def get_for_store(store: Store, public_id: str) -> Transaction:
+    transaction = None
+    if ids.is_public_id(public_id, "txn_"):
+        transaction = _with_invoice().where(
+            (Transaction.public_id == public_id) & (Transaction.store == store.id)).first()
+    if transaction is None:
+        raise NotFound("transaction_not_found", f"No transaction {public_id!r} in this store.")
+    return transaction
+
+
+def get_by_hash(store: Store, transaction_hash: str) -> Transaction:
+    transaction = None
+    if 0 < len(transaction_hash) <= 256:
+        transaction = (_with_invoice()
+                       .where((Transaction.transaction_hash == transaction_hash) & (Transaction.store == store.id))
+                       .order_by(Transaction.created_at.desc()).first())
+    if transaction is None:
+        raise NotFound("transaction_not_found", "No transaction with that hash in this store.")
+    return transaction
+
+
+def list_for_store(store: Store, filters: dict, page: PageRequest) -> Page:
+    query = _with_invoice().where(Transaction.store == store.id)
+    for name, field in (("type", Transaction.type), ("status", Transaction.status),
+                        ("invoice_id", Invoice.public_id), ("payment_link_id", Invoice.payment_link_id),
+                        ("customer_id", Invoice.customer_id)):
+        if filters.get(name) is not None:
+            query = query.where(field == filters[name])
+    return paginate(query, Transaction, page, prefix="txn_", scope=Transaction.store == store.id)
+
+
+def list_for_invoice(invoice: Invoice) -> list[Transaction]:
+    """All of an invoice's movements, oldest first (payment, then settlement or refund)."""
+    return list(_with_invoice().where(Transaction.invoice == invoice.id)
+                .order_by(Transaction.created_at.asc(), Transaction.id.asc()))

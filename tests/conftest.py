@@ -1,0 +1,102 @@
+"""Test set-up: the embedded default (SQLite + fakeredis) unless TEST_DATABASE_URL / TEST_REDIS_URL
+point at real PostgreSQL / Redis. The schema is migrated once per run; every test starts clean."""
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+import pytest
+
+from config import load_settings
+from models.base import db, is_postgres
+
+pytest_plugins = ["tests.fixtures"]
+
+
+def _test_environment(tmp_dir) -> dict:
+    return {
+        "DATABASE_URL": os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_dir}/tender-test.db",
+        **({"REDIS_URL": os.environ["TEST_REDIS_URL"]} if os.environ.get("TEST_REDIS_URL") else {}),
+        "ALLOW_PRIVATE_WEBHOOK_URLS": "1",
+        "SUPPORTED_CURRENCIES": "USD,EUR",
+        "PUBLIC_BASE_URL": "http://tender.test",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def _create_postgres_database(url: str) -> None:
+    """Create the test database if it is missing, and empty its schema, so migrations run fresh."""
+    import psycopg2
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
+                             password=parts.password, dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if cursor.fetchone() is None:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    conn = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
+                            password=parts.password, dbname=name)
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def test_env(tmp_path_factory) -> dict:
+    env = _test_environment(tmp_path_factory.mktemp("db"))
+    if env["DATABASE_URL"].startswith("postgres"):
+        _create_postgres_database(env["DATABASE_URL"])
+    return env
+
+
+@pytest.fixture(scope="session")
+def settings(test_env):
+    return load_settings(test_env)
+
+
+@pytest.fixture(scope="session")
+def app(settings):
+    from app import create_app
+    from cli import migrate
+
+    application = create_app(settings)
+    migrate()
+    return application
+
+
+def _table_names() -> list[str]:
+    return [name for name in db.get_tables() if name != "schema_migration"]
+
+
+@pytest.fixture(autouse=True)
+def clean_state(request):
+    """Every test starts from empty tables and an empty Redis database."""
+    if "app" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("app")
+    from services import queues
+
+    with db.connection_context():
+        tables = _table_names()
+        if is_postgres():
+            db.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+        else:
+            db.execute_sql("PRAGMA foreign_keys = OFF")
+            for table in tables:
+                db.execute_sql(f'DELETE FROM "{table}"')
+            db.execute_sql("PRAGMA foreign_keys = ON")
+    queues.redis().flushdb()
+    yield
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()

@@ -1,0 +1,54 @@
+"""Plain functions that build rows through the same services the app uses."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from models.base import db
+from models.invoices import Invoice
+from models.stores import Store
+from models.transactions import Transaction
+from services import api_keys, ids, invoice_states, stores
+from services.clock import utcnow
+
+
+def make_store(*, name="Test shop", payout_wallet="merchant.near", **over) -> Store:
+    with db.connection_context():
+        return stores.create_store(name=name, payout_wallet=payout_wallet, now=utcnow(), **over)
+
+
+def make_key(store: Store, *, kind="standard", scopes=None, now=None) -> str:
+    with db.connection_context():
+        _key, raw = api_keys.issue_key(store, kind=kind, scopes=scopes, now=now or utcnow())
+    return raw
+
+
+def make_invoice(store: Store, *, now: dt.datetime | None = None, **over) -> Invoice:
+    now = now or utcnow()
+    fields = dict(
+        id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id, amount=Decimal("10.00"),
+        currency="USD", order_amount=Decimal("10.00"), order_currency="USD", output_asset=store.output_asset,
+        expires_at=now + dt.timedelta(hours=1),
+    )
+    fields.update(over)
+    status = fields.pop("status", None)
+    with db.connection_context():
+        invoice = invoice_states.create(now=now, **fields)
+        if status and status != "pending":
+            Invoice.update(status=status).where(Invoice.id == invoice.id).execute()
+            invoice = Invoice.get_by_id(invoice.id)
+    return invoice
+
+
+def make_transaction(invoice: Invoice, *, now: dt.datetime | None = None, **over) -> Transaction:
+    now = now or utcnow()
+    fields = dict(
+        id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id, invoice=invoice.id,
+        type="payment_origin", network="eth", token="usdc.eth", amount=Decimal("10.000001"),
+        transaction_hash="0x" + ids.new_public_id("")[:64].ljust(64, "0"), from_wallet="0xbuyer",
+        to_wallet="0xdeposit", confirmations=12, status="confirmed", verified=True, confirmed_at=now,
+        created_at=now, updated_at=now,
+    )
+    fields.update(over)
+    with db.connection_context():
+        return Transaction.create(**fields)
