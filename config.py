@@ -6,7 +6,7 @@ whose message is one line naming the variable, so start-up fails loudly and clea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
@@ -17,6 +17,8 @@ class ConfigError(Exception):
 DEFAULT_DATABASE_URL = "sqlite:///instance/tender.db"
 DEFAULT_PUBLIC_BASE_URL = "http://localhost:8000"
 SWAP_PROVIDERS = ("sandbox", "oneclick")
+RATE_LIMIT_MODES = ("enforce", "observe", "off")
+_PER_MINUTE = {"minimum": 1, "maximum": 1_000_000}
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
@@ -38,7 +40,15 @@ class Settings:
     db_max_connections: int = 20
     db_stale_timeout_seconds: int = 300
     log_level: str = "INFO"
-    extra: dict = field(default_factory=dict)   # reserved for later sections (rate limits, intervals)
+    # Rate limits (DECISIONS §12): a mode per family, a number per bucket, per minute.
+    rate_limit_write_mode: str = "enforce"
+    rate_limit_read_mode: str = "observe"
+    rate_limit_public_mode: str = "enforce"
+    rate_limit_write_per_minute: int = 120
+    rate_limit_read_per_minute: int = 600
+    rate_limit_public_checkout_per_token: int = 10
+    rate_limit_public_checkout_per_ip: int = 30
+    rate_limit_public_reads_per_ip: int = 120
 
     @property
     def embedded_redis(self) -> bool:
@@ -68,6 +78,14 @@ def load_settings(environ) -> Settings:
         db_max_connections=env.integer("DB_MAX_CONNECTIONS", 20, minimum=1, maximum=1000),
         db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS", 300, minimum=1, maximum=86400),
         log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", upper=True),
+        rate_limit_write_mode=env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, "enforce"),
+        rate_limit_read_mode=env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, "observe"),
+        rate_limit_public_mode=env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, "enforce"),
+        rate_limit_write_per_minute=env.integer("RATE_LIMIT_WRITE_PER_MINUTE", 120, **_PER_MINUTE),
+        rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE", 600, **_PER_MINUTE),
+        rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN", 10, **_PER_MINUTE),
+        rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP", 30, **_PER_MINUTE),
+        rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP", 120, **_PER_MINUTE),
     )
 
 
