@@ -8,6 +8,7 @@ from flask import Flask, g
 from blueprints import register_blueprints
 from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
+from blueprints.request_log import log_request, start_timer
 from bootstrap import init_runtime
 from cli import register_commands
 from config import Settings, load_settings
@@ -36,7 +37,11 @@ def _register_request_hooks(app: Flask) -> None:
     def _assign_request_id():
         g.request_id = ids.new_public_id("req_")
 
+    app.before_request(start_timer)
     app.before_request(limit_public_request)
+    # after_request hooks run in reverse order of registration: the request log, registered
+    # first, runs last and sees the final response.
+    app.after_request(log_request)
     app.after_request(stamp_headers)
 
     @app.after_request
