@@ -41,10 +41,14 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure_logging(level: str) -> None:
+    """JSON lines on stderr. Idempotent, and leaves handlers others installed (pytest's) alone."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler.formatter, JsonFormatter) or type(handler) is logging.StreamHandler:
+            root.removeHandler(handler)
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.addHandler(handler)
     root.setLevel(level)
 
 

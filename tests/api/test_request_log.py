@@ -27,3 +27,9 @@ def test_redaction_masks_any_key_or_secret_a_message_might_carry(api_key):
     text = redact(f"oops {api_key} and whsec_{'ab' * 32}")
     assert api_key not in text and "whsec_abab" not in text
     assert f"sk_live_…{api_key[-4:]}" in text
+
+
+def test_the_whole_run_key_leak_watch_is_reading_log_records(client, auth, key_leak_watch):
+    seen = key_leak_watch.records_seen
+    client.get("/v1/invoices", headers=auth)
+    assert key_leak_watch.records_seen > seen    # the watch is live, so its final check means something
