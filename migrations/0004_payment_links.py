@@ -4,7 +4,7 @@ Frozen copies, as in 0001: later model changes come as new migrations.
 """
 import peewee as pw
 
-from models.fields import AmountField, JSONTextField
+from models.fields import AmountField
 
 
 def up(migrator, db):
@@ -48,7 +48,7 @@ def up(migrator, db):
         status = pw.CharField(max_length=16)
         locked_at = pw.DateTimeField()
         response_status = pw.IntegerField(null=True)
-        response_body = JSONTextField(null=True)
+        response_body = pw.TextField(null=True)
         created_at = pw.DateTimeField()
         expires_at = pw.DateTimeField()
 

@@ -1,7 +1,7 @@
 import peewee as pw
 
 from models.base import BaseModel
-from models.fields import AmountField, JSONTextField
+from models.fields import AmountField
 from models.stores import Store
 
 
@@ -40,7 +40,7 @@ class IdempotencyKey(BaseModel):
     status = pw.CharField(max_length=16)                      # in_progress | complete
     locked_at = pw.DateTimeField()                            # when the running request claimed it
     response_status = pw.IntegerField(null=True)
-    response_body = JSONTextField(null=True)
+    response_body = pw.TextField(null=True)                   # JSON text as first sent, keys in order
     created_at = pw.DateTimeField()
     expires_at = pw.DateTimeField()
 

@@ -62,7 +62,9 @@ def run(store: Store, key: str, request_fingerprint: str, work: Callable[[], tup
     try:
         with db.atomic():
             status, body = work()
-            IdempotencyKey.update(status="complete", response_status=status, response_body=body).where(
+            # Stored as text in the response's own key order, so a replay is the same bytes.
+            IdempotencyKey.update(status="complete", response_status=status,
+                                  response_body=json.dumps(body, separators=(",", ":"))).where(
                 IdempotencyKey.id == claim.id).execute()
     except BaseException:
         IdempotencyKey.delete().where((IdempotencyKey.id == claim.id)
@@ -93,7 +95,7 @@ def _claim(store: Store, key: str, request_fingerprint: str, *, now: dt.datetime
                               "request in the last 24 hours; use a new key for a new request.",
                               param="Idempotency-Key")
         if existing.status == "complete":
-            return Outcome(existing.response_status, existing.response_body, replayed=True)
+            return Outcome(existing.response_status, json.loads(existing.response_body), replayed=True)
         if existing.locked_at <= now - ABANDONED_AFTER:
             taken = IdempotencyKey.update(locked_at=now).where(
                 (IdempotencyKey.id == existing.id) & (IdempotencyKey.status == "in_progress")
