@@ -107,7 +107,7 @@ def update_link(link: PaymentLink, changes: dict, *, now: dt.datetime) -> Paymen
     current = _pricing_of(link)
     pricing = resolve_pricing(current, {name: changes[name] for name in PRICING_FIELDS if name in changes})
     if link.checkout_started_at is not None:
-        changed = sorted(name for name in PRICING_FIELDS if pricing[name] != current[name])
+        changed = [name for name in PRICING_FIELDS if pricing[name] != current[name]]
         if changed:
             raise DomainError("pricing_locked", "A checkout has started on this link, so its pricing "
                               "can no longer change; create a new link instead.", param=changed[0])

@@ -81,8 +81,8 @@ def test_pricing_is_locked_once_a_checkout_started(client, auth, store):
     link = factories.make_payment_link(store)
     start_checkout(client, link)
     for body, param in [({"amount": "26.00"}, "amount"),
-                        ({"amount_mode": "customer_defined_amount"}, "amount"),
-                        ({"amount_mode": "customer_defined_amount", "min_amount": "1"}, "amount")]:
+                        ({"amount_mode": "customer_defined_amount"}, "amount_mode"),
+                        ({"amount_mode": "customer_defined_amount", "min_amount": "1"}, "amount_mode")]:
         response = patch(client, auth, link, body)
         assert response.status_code == 400, body
         assert (response.json["error"]["code"], response.json["error"]["param"]) == ("pricing_locked", param)
