@@ -2,7 +2,7 @@
 
 
 def register_blueprints(app):
-    from blueprints import health, invoices, transactions
+    from blueprints import health, invoices, payment_links, public_payment_links, transactions
 
-    for module in (health, invoices, transactions):
+    for module in (health, invoices, transactions, payment_links, public_payment_links):
         app.register_blueprint(module.bp)

@@ -86,7 +86,9 @@ def error_response(code: str, message: str, *, status: int | None = None, param:
 def register_error_handlers(app):
     @app.errorhandler(DomainError)
     def _domain(error: DomainError):
-        return error_response(error.code, error.message, param=error.param, details=error.details)
+        retry_after = getattr(error, "retry_after", None)   # e.g. services.checkout.CheckoutUnavailable
+        return error_response(error.code, error.message, param=error.param, details=error.details,
+                              headers={"Retry-After": str(retry_after)} if retry_after else None)
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):

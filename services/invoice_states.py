@@ -10,7 +10,7 @@ import datetime as dt
 
 from models.base import db
 from models.invoices import Invoice
-from services import events
+from services import events, payment_links
 
 OPEN = ("pending", "quoted", "awaiting_payment")
 FINAL = ("expired", "failed", "refunded", "cancelled")   # `paid` still settles; see "settle"
@@ -51,6 +51,9 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
         invoice = Invoice.get_by_id(invoice_id)
         if event_type:
             events.record(event_type, invoice, now=now)
+        if target == "paid":
+            # A single-use payment link is used up by its payment, in this same transaction.
+            payment_links.on_invoice_paid(invoice, now=now)
     return invoice
 
 
