@@ -51,7 +51,9 @@ def limit_public_request() -> None:
         hits = [(buckets["public_read_ip"], ip)]
     else:
         hits = [(buckets["public_checkout_ip"], ip)]
-        token = (request.view_args or {}).get("public_id")
+        # The buyer token is whichever path argument is a plpub_ token, whatever the route calls it.
+        token = next((value for value in (request.view_args or {}).values()
+                      if isinstance(value, str) and value.startswith("plpub_")), None)
         if token and request.url_rule.rule.endswith("/checkout"):
             hits.append((buckets["public_checkout_token"], token))
     _apply(hits)

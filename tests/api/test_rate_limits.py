@@ -100,3 +100,42 @@ def test_unauthenticated_requests_are_refused_before_they_count(client, limits):
     for _ in range(3):
         assert client.post("/v1/invoices", json={"amount": "5.00"}).status_code == 401
     assert not list(queues.redis().scan_iter("tender:rl:*"))
+
+
+def test_public_checkout_is_limited_per_plpub_token_and_each_token_has_its_own_window(client, store, limits):
+    limits(rate_limit_public_checkout_per_token=2, rate_limit_public_checkout_per_ip=100)
+    link = factories.make_payment_link(store)
+    other = factories.make_payment_link(store)
+    path = f"/v1/public/payment-links/{link.plpub_id}/checkout"
+
+    statuses = [client.post(path, json={}).status_code for _ in range(3)]
+    other_status = client.post(f"/v1/public/payment-links/{other.plpub_id}/checkout", json={}).status_code
+
+    assert statuses == [201, 201, 429]
+    assert other_status == 201
+    refused = client.post(path, json={})
+    assert refused.json["error"]["code"] == "rate_limited" and "Retry-After" in refused.headers
+
+
+def test_public_checkout_is_also_limited_per_ip_across_tokens(client, store, limits):
+    limits(rate_limit_public_checkout_per_token=100, rate_limit_public_checkout_per_ip=2)
+    links = [factories.make_payment_link(store) for _ in range(3)]
+    statuses = [client.post(f"/v1/public/payment-links/{link.plpub_id}/checkout", json={}).status_code
+                for link in links]
+    assert statuses == [201, 201, 429]
+
+
+def test_public_reads_are_limited_per_ip_with_headers(client, store, limits):
+    limits(rate_limit_public_reads_per_ip=2)
+    link = factories.make_payment_link(store)
+    responses = [client.get(f"/v1/public/payment-links/{link.plpub_id}") for _ in range(3)]
+    assert [r.status_code for r in responses] == [200, 200, 429]
+    assert responses[0].headers["RateLimit-Limit"] == "2"
+    assert responses[1].headers["RateLimit-Remaining"] == "0"
+
+
+def test_public_mode_off_leaves_buyer_routes_unlimited(client, store, limits):
+    limits(rate_limit_public_mode="off", rate_limit_public_reads_per_ip=1)
+    link = factories.make_payment_link(store)
+    responses = [client.get(f"/v1/public/payment-links/{link.plpub_id}") for _ in range(3)]
+    assert [r.status_code for r in responses] == [200] * 3 and "RateLimit-Limit" not in responses[-1].headers
