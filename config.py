@@ -164,4 +164,4 @@ class _Env:
 
 def _redact(url: str) -> str:
     """Hide a password in a URL before it is printed in an error."""
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+    return re.sub(r"//([^:/@]*):[^@]*@", r"//\1:***@", url)   # user may be empty: redis://:pw@host
