@@ -1,5 +1,6 @@
 """Concurrency on the real database: 20 requests at once, each on its own thread and its own
 pooled PostgreSQL connection (peewee connections are per thread), released together by a barrier."""
+import dataclasses
 import threading
 
 import pytest
@@ -18,6 +19,14 @@ def _real_database_only(app):
     if not is_postgres():
         pytest.skip("needs real concurrent connections: set TEST_DATABASE_URL to PostgreSQL "
                     "(SQLite serialises every writer, so there is no race to test)")
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(app, settings, monkeypatch):
+    # 20 checkouts of one token in a second is past the per-token limit; these tests are about
+    # locking, so limits are off here (tests/api/test_rate_limits.py covers them).
+    monkeypatch.setitem(app.extensions, "tender.settings", dataclasses.replace(
+        settings, rate_limit_public_mode="off", rate_limit_write_mode="off"))
 
 
 def run_at_once(app, request):
