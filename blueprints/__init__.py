@@ -2,7 +2,7 @@
 
 
 def register_blueprints(app):
-    from blueprints import health, invoices, transactions
+    from blueprints import health, invoices, transactions, webhooks
 
-    for module in (health, invoices, transactions):
+    for module in (health, invoices, transactions, webhooks):
         app.register_blueprint(module.bp)

@@ -3,5 +3,7 @@ from models.events import Event
 from models.invoices import Invoice
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event]
+ALL_MODELS += [WebhookEndpoint, WebhookDelivery, WebhookAttempt]
