@@ -68,11 +68,11 @@ class WebhookAttemptSchema(Schema):
 
 
 def _endpoint_id(delivery):
-    return delivery.endpoint.public_id if delivery.endpoint_id is not None else None
+    return delivery.target_endpoint.public_id if delivery.endpoint_id is not None else None
 
 
 def _url(delivery):
-    return delivery.endpoint.url if delivery.endpoint_id is not None else delivery.url
+    return delivery.target_endpoint.url if delivery.endpoint_id is not None else delivery.url
 
 
 class WebhookDeliverySchema(Schema):

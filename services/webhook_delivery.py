@@ -131,31 +131,35 @@ def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[W
 
 
 def _load_work(token: str) -> list[Work]:
-    query = (WebhookDelivery.select(WebhookDelivery, Event.public_id, Event.type, Event.payload,
-                                    WebhookEndpoint.url, WebhookEndpoint.secret, WebhookEndpoint.previous_secret,
-                                    WebhookEndpoint.previous_secret_expires_at, WebhookEndpoint.enabled,
-                                    WebhookEndpoint.failing_since, Store.callback_secret)
+    query = (WebhookDelivery.select(
+                 WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
+                 WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
+                 Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
+                 WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
+                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret)
              .join(Event, on=(WebhookDelivery.event == Event.id))
              .switch(WebhookDelivery)
              .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
              .switch(WebhookDelivery)
              .join(Store, on=(WebhookDelivery.store == Store.id))
-             .where(WebhookDelivery.claim_token == token))
+             .where(WebhookDelivery.claim_token == token)
+             .dicts())
     now = clock.utcnow()
     work = []
     for row in query:
-        event, endpoint = row.event, row.endpoint
-        if row.endpoint_id is not None:
-            keys = [endpoint.secret]
-            if endpoint.previous_secret and endpoint.previous_secret_expires_at and endpoint.previous_secret_expires_at > now:
-                keys.append(endpoint.previous_secret)
-            url, enabled, failing_since = endpoint.url, endpoint.enabled, endpoint.failing_since
+        if row["endpoint_id"] is not None:
+            keys = [row["secret"]]
+            expires = row["previous_secret_expires_at"]
+            if row["previous_secret"] and expires and expires > now:
+                keys.append(row["previous_secret"])
+            url, enabled, failing_since = row["endpoint_url"], row["enabled"], row["failing_since"]
         else:
-            keys, url, enabled, failing_since = [row.store.callback_secret], row.url, True, None
-        work.append(Work(delivery_id=row.id, public_id=row.public_id, number=row.attempts, claim_token=token,
-                         url=url, secrets=keys, body=render_body(event.payload),
-                         event_public_id=event.public_id, event_type=event.type, endpoint_id=row.endpoint_id,
-                         endpoint_enabled=enabled, endpoint_failing_since=failing_since))
+            keys, url, enabled, failing_since = [row["callback_secret"]], row["url"], True, None
+        work.append(Work(delivery_id=row["id"], public_id=row["public_id"], number=row["attempts"],
+                         claim_token=token, url=url, secrets=keys, body=render_body(row["payload"]),
+                         event_public_id=row["event_public_id"], event_type=row["event_type"],
+                         endpoint_id=row["endpoint_id"], endpoint_enabled=bool(enabled),
+                         endpoint_failing_since=failing_since))
     return work
 
 

@@ -131,7 +131,8 @@ def _deliveries_query():
                                    WebhookEndpoint.url)
             .join(Event, on=(WebhookDelivery.event == Event.id))
             .switch(WebhookDelivery)
-            .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id)))
+            .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id),
+                  attr="target_endpoint"))
 
 
 def list_deliveries(endpoint: WebhookEndpoint, filters: dict, page: PageRequest) -> Page:
