@@ -56,7 +56,7 @@ class Receiver:
         self.hold_event: threading.Event | None = None
         self.hold_paths: set[str] = set()
         self.held = threading.Event()
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self):
         self._thread.start()
