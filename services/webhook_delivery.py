@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import os
 import random
 import secrets
 import time
@@ -302,30 +303,46 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
                                disabled_reason="every delivery failed for 3 days").where(where).execute()
 
 
+_sessions: dict = {}
+
+
+def _shared_session(policy: DeliveryPolicy) -> requests.Session:
+    """One Session per process (and per address policy), so connections to receivers are reused
+    across delivery runs; never one inherited through a fork."""
+    key = (os.getpid(), policy.allow_private, policy.concurrency)
+    if key not in _sessions:
+        _sessions.clear()
+        _sessions[key] = delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    return _sessions[key]
+
+
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
                 session: requests.Session | None = None) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
-    due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function."""
+    due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
+
+    Claims and results are batched: results are written, and slots refilled, when half the
+    slots have finished (or nothing else is in flight), so a transaction covers many attempts."""
     counts = RunCounts()
-    own_session = session is None
-    session = session or delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    session = session or _shared_session(policy)
     began = time.monotonic()
-    in_flight = {}
-    try:
-        with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
-            while True:
-                free = policy.concurrency - len(in_flight)
-                # Claim in batches: refill when half the slots are free, not after every reply.
-                if (not in_flight or free * 2 >= policy.concurrency) and time.monotonic() - began < max_seconds:
-                    for work in claim_due(policy, now=now(), limit=free):
-                        in_flight[pool.submit(send, session, work, policy)] = work
-                if not in_flight:
-                    break
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for future in done:
-                    del in_flight[future]
-                record([future.result() for future in done], policy, now=now(), counts=counts)
-    finally:
-        if own_session:
-            session.close()
+    in_flight, finished = {}, []
+    half = max(1, policy.concurrency // 2)
+    with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
+        while True:
+            if finished and (len(finished) >= half or not in_flight):
+                record(finished, policy, now=now(), counts=counts)
+                finished = []
+            free = policy.concurrency - len(in_flight) - len(finished)
+            if (not in_flight or free >= half) and time.monotonic() - began < max_seconds:
+                for work in claim_due(policy, now=now(), limit=free):
+                    in_flight[pool.submit(send, session, work, policy)] = work
+            if not in_flight:
+                if finished:
+                    continue
+                break
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for future in done:
+                del in_flight[future]
+                finished.append(future.result())
     return counts

@@ -5,7 +5,6 @@ import pytest
 from models.base import db
 from models.webhooks import WebhookEndpoint
 from services import webhooks
-from services.clock import utcnow
 from services.errors import DomainError
 from tests import factories
 

@@ -23,6 +23,7 @@ class Received:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"       # keep-alive, as real receivers do
+    disable_nagle_algorithm = True      # else headers and body in two writes wait on delayed ACKs (40 ms)
 
     def do_POST(self):
         receiver = self.server.receiver
@@ -115,3 +116,13 @@ class Receiver:
                 if remaining <= 0:
                     raise AssertionError(f"receiver: {len(matching)} of {count} requests within {timeout} s")
                 self._condition.wait(remaining)
+
+
+if __name__ == "__main__":
+    # `python -m tests.support.receiver`: serve in its own process (the benchmark), print the
+    # port, stop when stdin closes.
+    import sys
+
+    with Receiver() as live:
+        print(live.port, flush=True)
+        sys.stdin.read()

@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from rq import Queue, SimpleWorker
@@ -16,7 +15,7 @@ from rq.serializers import JSONSerializer
 from jobs import webhooks as webhook_jobs
 from models.base import db, is_postgres
 from models.events import Event
-from models.webhooks import WebhookAttempt, WebhookDelivery
+from models.webhooks import WebhookAttempt
 from services import queues, webhook_delivery
 from services.clock import utcnow
 from tests.webhooks.conftest import pump
