@@ -49,6 +49,12 @@ class Settings:
     rate_limit_public_checkout_per_token: int = 10
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
+    # Webhooks (DECISIONS §11): retry delays after each failed attempt, the per-attempt timeout,
+    # how long a claimed delivery stays reserved, and how many are sent at once per worker.
+    webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
+    webhook_timeout_seconds: int = 10
+    webhook_claim_seconds: int = 60
+    webhook_concurrency: int = 32
 
     @property
     def embedded_redis(self) -> bool:
@@ -86,7 +92,23 @@ def load_settings(environ) -> Settings:
         rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN", 10, **_PER_MINUTE),
         rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP", 30, **_PER_MINUTE),
         rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP", 120, **_PER_MINUTE),
+        **_webhook_settings(env),
     )
+
+
+def _webhook_settings(env) -> dict:
+    timeout = env.integer("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
+    claim = env.integer("WEBHOOK_CLAIM_SECONDS", 60, minimum=2, maximum=3600)
+    if claim <= 2 * timeout:
+        # A claim shorter than an attempt would let a second worker send the same delivery at once.
+        raise ConfigError(f"WEBHOOK_CLAIM_SECONDS: must be more than twice WEBHOOK_TIMEOUT_SECONDS ({timeout}), got {claim}")
+    return {
+        "webhook_retry_schedule": env.seconds_list("WEBHOOK_RETRY_SCHEDULE",
+                                                   (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)),
+        "webhook_timeout_seconds": timeout,
+        "webhook_claim_seconds": claim,
+        "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", 32, minimum=1, maximum=256),
+    }
 
 
 class _Env:
@@ -151,6 +173,15 @@ class _Env:
         if parts.scheme in ("redis", "rediss", "unix") and (parts.hostname or parts.path):
             return value
         raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset for the embedded default (got {_redact(value)!r})")
+
+    def seconds_list(self, name, default):
+        raw = self.text(name)
+        if raw is None:
+            return default
+        parts = [part.strip() for part in raw.split(",")]
+        if len(parts) > 20 or not all(re.fullmatch(r"\d{1,7}", part) for part in parts):
+            raise ConfigError(f"{name}: must be up to 20 comma-separated whole numbers of seconds (got {raw!r})")
+        return tuple(int(part) for part in parts)
 
     def currencies(self, name, default):
         raw = self.text(name)

@@ -4,5 +4,7 @@ from models.invoices import Invoice
 from models.payment_links import IdempotencyKey, PaymentLink
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
-ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey]
+ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
+              WebhookEndpoint, WebhookDelivery, WebhookAttempt]
