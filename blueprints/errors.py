@@ -14,7 +14,7 @@ from services.errors import DomainError
 log = logging.getLogger("tender.errors")
 
 STATUS_BY_CODE = {
-    "missing_api_key": 401, "invalid_api_key": 401,
+    "missing_api_key": 401, "invalid_api_key": 401, "invalid_operator_credentials": 401,
     "INSUFFICIENT_SCOPE": 403, "store_mismatch": 403, "integration_key_forbidden": 403,
     "payment_link_already_paid": 403, "payment_link_unavailable": 403,
     "invoice_not_found": 404, "transaction_not_found": 404, "payment_link_not_found": 404,
@@ -86,9 +86,12 @@ def error_response(code: str, message: str, *, status: int | None = None, param:
 def register_error_handlers(app):
     @app.errorhandler(DomainError)
     def _domain(error: DomainError):
-        retry_after = getattr(error, "retry_after", None)   # e.g. services.checkout.CheckoutUnavailable
+        headers = dict(getattr(error, "headers", None) or {})   # e.g. WWW-Authenticate
+        retry_after = getattr(error, "retry_after", None)       # e.g. services.checkout.CheckoutUnavailable
+        if retry_after:
+            headers["Retry-After"] = str(retry_after)
         return error_response(error.code, error.message, param=error.param, details=error.details,
-                              headers={"Retry-After": str(retry_after)} if retry_after else None)
+                              headers=headers)
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):

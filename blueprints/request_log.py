@@ -4,7 +4,7 @@ import time
 
 from flask import g, request
 
-from services import api_keys
+from services import api_keys, metrics
 
 log = logging.getLogger("tender.request")
 
@@ -15,13 +15,17 @@ def start_timer():
 
 def log_request(response):
     key = g.get("api_key")
+    seconds = time.perf_counter() - g.get("started_at", time.perf_counter())
+    # The route pattern, never the raw path: unmatched paths would make unbounded label values.
+    route = request.url_rule.rule if request.url_rule else "unmatched"
+    metrics.observe_request(request.method, route, response.status_code, seconds)
     fields = {
         "request_id": g.get("request_id"),
         "method": request.method,
-        "route": request.url_rule.rule if request.url_rule else None,
+        "route": route,
         "path": request.path,
         "status": response.status_code,
-        "duration_ms": round((time.perf_counter() - g.get("started_at", time.perf_counter())) * 1000, 2),
+        "duration_ms": round(seconds * 1000, 2),
         "remote_addr": request.remote_addr,
     }
     if key is not None:

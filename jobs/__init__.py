@@ -1,13 +1,18 @@
 """RQ job entry points, one module per queue (webhooks, chain, settlement, maintenance).
 
 Jobs take ids and primitives only, borrow a database connection per job, and call services.
-`ensure_runtime()` attaches the database and Redis once per worker process (after the fork).
+`ensure_runtime()` attaches the database and Redis once per worker process (after the fork);
+`@measured` gives every job one JSON log line and its duration and outcome in /metrics.
 """
+import functools
+import logging
 import os
+import time
 
 from bootstrap import init_runtime
 from config import load_settings
 
+log = logging.getLogger("tender.job")
 _state = {"settings": None}
 
 
@@ -23,3 +28,27 @@ def ensure_runtime():
 def use_runtime(settings) -> None:
     """Adopt an already-initialised runtime (the web process's embedded worker, tests)."""
     _state["settings"] = settings
+
+
+def measured(job):
+    """Log one line per run (job id, outcome, duration) and record it in the metrics."""
+    @functools.wraps(job)
+    def run(*args, **kwargs):
+        from rq import get_current_job
+
+        from services import metrics
+
+        started, outcome = time.perf_counter(), "failed"
+        try:
+            result = job(*args, **kwargs)
+            outcome = "succeeded"
+            return result
+        finally:
+            seconds = time.perf_counter() - started
+            current = get_current_job()
+            metrics.observe_job(job.__name__, outcome, seconds)
+            metrics.flush()         # a fork-per-job work horse exits right after the job
+            log.info("job %s %s", job.__name__, outcome, extra={"fields": {
+                "job_id": current.id if current else None, "job": job.__name__, "outcome": outcome,
+                "duration_ms": round(seconds * 1000, 2)}})
+    return run

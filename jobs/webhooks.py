@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from jobs import ensure_runtime
+from jobs import ensure_runtime, measured
 from models.base import db
 from services import outbox, webhook_delivery
 from services.clock import utcnow
@@ -16,6 +16,7 @@ from services.clock import utcnow
 log = logging.getLogger("tender.jobs.webhooks")
 
 
+@measured
 def fan_out_event(event_id: str) -> int:
     """Create the deliveries of one committed event (nudged right after its commit)."""
     ensure_runtime()
@@ -26,6 +27,7 @@ def fan_out_event(event_id: str) -> int:
     return created
 
 
+@measured
 def deliver_due(max_seconds: float = 60.0) -> dict:
     """Send every due delivery, concurrently, for up to `max_seconds`."""
     settings = ensure_runtime()
@@ -35,6 +37,7 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
     return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}
 
 
+@measured
 def relay_outbox(older_than_seconds: float = 2.0) -> int:
     """The sweep: fan out events whose nudge was lost, and start a delivery run if any is due."""
     ensure_runtime()

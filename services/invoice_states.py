@@ -10,7 +10,7 @@ import datetime as dt
 
 from models.base import db
 from models.invoices import Invoice
-from services import events, payment_links
+from services import events, metrics, payment_links
 
 OPEN = ("pending", "quoted", "awaiting_payment")
 FINAL = ("expired", "failed", "refunded", "cancelled")   # `paid` still settles; see "settle"
@@ -56,6 +56,7 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
             # A single-use payment link is used up by its payment, in this same transaction.
             payment_links.on_invoice_paid(invoice, now=now)
     events.after_commit(event)
+    metrics.count("invoice_moves", trigger, target)
     return invoice
 
 
@@ -66,4 +67,5 @@ def create(*, now: dt.datetime, **fields) -> Invoice:
         invoice = Invoice.create(status=target, created_at=now, updated_at=now, **fields)
         event = events.record(event_type, invoice, now=now)
     events.after_commit(event)
+    metrics.count("invoice_moves", "create", target)
     return invoice

@@ -10,6 +10,7 @@ duplicated or retried job.
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import json
 import logging
@@ -28,7 +29,7 @@ from models.base import db, is_postgres
 from models.events import Event
 from models.stores import Store
 from models.webhooks import MAX_EXCERPT_BYTES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services import clock, ids
+from services import clock, ids, metrics
 from services.webhook_signing import signature_header
 from services.webhook_urls import AddressRefused, delivery_session
 
@@ -285,6 +286,8 @@ def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime,
             WebhookAttempt.insert_many(attempts).execute()
         for endpoint_id, results in endpoint_results.items():
             _update_endpoint_health(endpoint_id, results, now=now)
+    recorded = collections.Counter(attempt["outcome"] for attempt in attempts)
+    metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in recorded.items()})
 
 
 def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:

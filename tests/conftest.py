@@ -112,7 +112,7 @@ def clean_state(request):
         yield
         return
     request.getfixturevalue("app")
-    from services import queues
+    from services import metrics, queues
 
     with db.connection_context():
         tables = _table_names()
@@ -123,6 +123,7 @@ def clean_state(request):
             for table in tables:
                 db.execute_sql(f'DELETE FROM "{table}"')
             db.execute_sql("PRAGMA foreign_keys = ON")
+    metrics.flush()          # increments an earlier test left in this process's buffer go, then are wiped
     queues.redis().flushdb()
     yield
     if not db.is_closed():

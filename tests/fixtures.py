@@ -27,3 +27,12 @@ def other_store(app):
 @pytest.fixture
 def other_auth(other_store):
     return {"Authorization": f"Bearer {factories.make_key(other_store)}"}
+
+
+@pytest.fixture
+def operator_app(app, settings, monkeypatch):
+    """The app with operator credentials ops / s3cret (tests.support.prometheus.OPERATOR)."""
+    import dataclasses
+
+    monkeypatch.setitem(app.extensions, "tender.settings", dataclasses.replace(
+        settings, operator_username="ops", operator_password="s3cret"))
