@@ -38,6 +38,14 @@ class Settings:
     db_max_connections: int = 20
     db_stale_timeout_seconds: int = 300
     log_level: str = "INFO"
+    # Payment engine (docs/payment-engine.md): how often the scheduler ticks each sweep, how many
+    # invoices one job claims at a time, and how many it polls at once.
+    chain_poll_interval_seconds: int = 10
+    settlement_poll_interval_seconds: int = 10
+    expiry_sweep_interval_seconds: int = 30
+    poll_batch_size: int = 200
+    poll_concurrency: int = 8
+    embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
     extra: dict = field(default_factory=dict)   # reserved for later sections (rate limits, intervals)
 
     @property
@@ -58,7 +66,8 @@ def load_settings(environ) -> Settings:
         swap_provider=env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, "sandbox"),
         oneclick_base_url=env.url("ONECLICK_BASE_URL", "https://1click.chaindefuser.com"),
         oneclick_jwt=env.text("ONECLICK_JWT"),
-        invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS", 3600, minimum=60, maximum=30 * 86400),
+        # Minimum 5 s (not 60): the multi-process tests and demos watch a real expiry happen.
+        invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS", 3600, minimum=5, maximum=30 * 86400),
         supported_currencies=env.currencies("SUPPORTED_CURRENCIES", ("USD",)),
         public_base_url=public_base_url,
         checkout_base_url=env.url("CHECKOUT_BASE_URL", public_base_url),
@@ -68,6 +77,12 @@ def load_settings(environ) -> Settings:
         db_max_connections=env.integer("DB_MAX_CONNECTIONS", 20, minimum=1, maximum=1000),
         db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS", 300, minimum=1, maximum=86400),
         log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", upper=True),
+        chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
+        settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
+        expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600),
+        poll_batch_size=env.integer("POLL_BATCH_SIZE", 200, minimum=1, maximum=10000),
+        poll_concurrency=env.integer("POLL_CONCURRENCY", 8, minimum=1, maximum=64),
+        embedded_jobs=env.boolean("EMBEDDED_JOBS", True),
     )
 
 

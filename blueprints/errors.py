@@ -23,6 +23,7 @@ STATUS_BY_CODE = {
     "validation_error": 400, "invalid_json": 400, "invalid_cursor": 400, "payout_wallet_not_configured": 400,
     "invoice_not_cancellable": 400, "activation_refused": 400, "pricing_locked": 400,
     "amount_out_of_range": 400, "idempotency_key_reused": 400, "unsupported_asset": 400,
+    "invoice_not_payable": 400,
     "method_not_allowed": 405, "request_too_large": 413,
     "idempotency_key_in_use": 409, "EXTERNAL_ORDER_INTEGRATION_CONFLICT": 409, "INTEGRATION_SITE_CONFLICT": 409,
     "invalid_webhook_url": 422, "unknown_event_type": 422, "webhook_endpoint_limit": 422,
@@ -86,7 +87,9 @@ def error_response(code: str, message: str, *, status: int | None = None, param:
 def register_error_handlers(app):
     @app.errorhandler(DomainError)
     def _domain(error: DomainError):
-        return error_response(error.code, error.message, param=error.param, details=error.details)
+        retry_after = getattr(error, "retry_after", None)
+        return error_response(error.code, error.message, param=error.param, details=error.details,
+                              headers={"Retry-After": str(retry_after)} if retry_after else None)
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):

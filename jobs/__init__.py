@@ -23,3 +23,17 @@ def ensure_runtime():
 def use_runtime(settings) -> None:
     """Adopt an already-initialised runtime (the web process's embedded worker, tests)."""
     _state["settings"] = settings
+    _providers.clear()
+
+
+_providers = []   # [(settings, provider)]: Settings holds a dict, so it cannot be a dict key
+
+
+def provider():
+    """This process's swap provider (one HTTP session per process for `oneclick`)."""
+    settings = ensure_runtime()
+    if not _providers or _providers[0][0] is not settings:
+        from providers import get_provider
+
+        _providers[:] = [(settings, get_provider(settings))]
+    return _providers[0][1]

@@ -1,7 +1,8 @@
 """peewee models, one module per aggregate. Import from the modules; this list is for tooling."""
 from models.events import Event
 from models.invoices import Invoice
+from models.sandbox import SandboxDeposit
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
 
-ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event]
+ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, SandboxDeposit]
