@@ -45,6 +45,8 @@ class Settings:
     expiry_sweep_interval_seconds: int = 30
     poll_batch_size: int = 200
     poll_concurrency: int = 8
+    poll_lease_seconds: int = 60               # a poller's claim on an invoice; a dead worker's lapses
+    sandbox_latency_ms: int = 0                 # the sandbox answers status reads this slowly (tests, bench)
     embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
     extra: dict = field(default_factory=dict)   # reserved for later sections (rate limits, intervals)
 
@@ -82,6 +84,8 @@ def load_settings(environ) -> Settings:
         expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600),
         poll_batch_size=env.integer("POLL_BATCH_SIZE", 200, minimum=1, maximum=10000),
         poll_concurrency=env.integer("POLL_CONCURRENCY", 8, minimum=1, maximum=64),
+        poll_lease_seconds=env.integer("POLL_LEASE_SECONDS", 60, minimum=2, maximum=3600),
+        sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", 0, minimum=0, maximum=60000),
         embedded_jobs=env.boolean("EMBEDDED_JOBS", True),
     )
 

@@ -11,4 +11,4 @@ def get_provider(settings):
         return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt)
     from providers.sandbox import SandboxProvider
 
-    return SandboxProvider()
+    return SandboxProvider(latency_seconds=settings.sandbox_latency_ms / 1000)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import time
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 
@@ -83,6 +84,11 @@ def _places(decimals: int) -> Decimal:
 class SandboxProvider:
     name = "sandbox"
 
+    def __init__(self, *, latency_seconds: float = 0.0):
+        # A real provider answers in tens or hundreds of milliseconds; tests and the benchmark
+        # can make the sandbox as slow, to see concurrency and a worker killed mid-poll.
+        self.latency_seconds = latency_seconds
+
     def supported_assets(self) -> list[Asset]:
         return list(ASSETS)
 
@@ -110,6 +116,8 @@ class SandboxProvider:
                         "correlation_id": correlation_id})
 
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+        if self.latency_seconds:
+            time.sleep(self.latency_seconds)
         row = SandboxDeposit.get_or_none(SandboxDeposit.deposit_address == deposit_address)
         if row is None or (row.deposit_memo or None) != (deposit_memo or None):
             raise ProviderRejected(f"no sandbox deposit address {deposit_address!r}")

@@ -14,14 +14,19 @@ JOB_TIMEOUT = 120
 
 
 def sweeps(settings) -> list[dict]:
-    """The schedule as `rq.cron.register` keyword arguments."""
-    common = {"job_timeout": JOB_TIMEOUT, "result_ttl": 0, "failure_ttl": 86400}
+    """The schedule as `rq.cron.register` keyword arguments.
+
+    A tick that waited in the queue longer than two intervals is dropped (`ttl`): a later tick
+    does the same work, so a busy worker never builds a backlog of stale ticks.
+    """
+    def sweep(func, queue_name, interval):
+        return {"func": func, "queue_name": queue_name, "interval": interval, "job_timeout": JOB_TIMEOUT,
+                "result_ttl": 0, "failure_ttl": 86400, "ttl": 2 * interval + 5}
+
     return [
-        {"func": poll_deposits, "queue_name": "chain", "interval": settings.chain_poll_interval_seconds, **common},
-        {"func": poll_settlements, "queue_name": "settlement",
-         "interval": settings.settlement_poll_interval_seconds, **common},
-        {"func": sweep_expired_invoices, "queue_name": "maintenance",
-         "interval": settings.expiry_sweep_interval_seconds, **common},
+        sweep(poll_deposits, "chain", settings.chain_poll_interval_seconds),
+        sweep(poll_settlements, "settlement", settings.settlement_poll_interval_seconds),
+        sweep(sweep_expired_invoices, "maintenance", settings.expiry_sweep_interval_seconds),
     ]
 
 

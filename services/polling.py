@@ -19,7 +19,7 @@ from providers.base import ProviderError, ProviderRejected
 from services import claims, payments
 
 log = logging.getLogger("tender.polling")
-LEASE_SECONDS = 60                     # longer than one poll can take (provider timeout x retries)
+LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
 WATCH_AFTER_DEADLINE = dt.timedelta(hours=24)   # DECISIONS §4: watch for late deposits this long
 MAX_INTERVAL_SECONDS = 1800
 
@@ -43,6 +43,8 @@ def next_poll_at(invoice: Invoice, *, now: dt.datetime, base_seconds: int) -> dt
         return None                                       # no deposit ever came
     if invoice.deposit_seen_at is not None:
         factor = 1
+    elif invoice.status == "expired":
+        factor = 12                                       # only a late deposit can still come
     else:
         age = now - (invoice.quoted_at or invoice.created_at)
         factor = 1 if age < dt.timedelta(minutes=10) else 3 if age < dt.timedelta(hours=1) else 12
@@ -73,14 +75,14 @@ def poll_invoice(invoice_id, token: str, provider, *, now: dt.datetime, base_sec
 
 
 def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_seconds: int, batch_size: int,
-             concurrency: int, time_budget: float = 20.0) -> int:
+             concurrency: int, lease_seconds: int = LEASE_SECONDS, time_budget: float = 20.0) -> int:
     """Claim and poll due invoices batch after batch, until none is due or the budget is spent."""
     polled, started = 0, time.monotonic()
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"poll-{phase}") as pool:
         while time.monotonic() - started < time_budget:
             now = clock()
             token, invoice_ids = claims.claim_due(Invoice, due(phase, now), order_by=(Invoice.next_poll_at,),
-                                                  now=now, lease_seconds=LEASE_SECONDS, limit=batch_size)
+                                                  now=now, lease_seconds=lease_seconds, limit=batch_size)
             if not invoice_ids:
                 break
 
