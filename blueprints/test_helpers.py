@@ -7,7 +7,7 @@ from blueprints.auth import requires_scope
 from blueprints.context import provider, settings
 from blueprints.requests import load_body
 from schemas.invoices import InvoiceSchema
-from schemas.payments import TestPaymentSchema
+from schemas.payments import SimulatedPaymentSchema
 from services import invoices, nudges, test_helpers
 from services.clock import utcnow
 from services.errors import NotFound
@@ -28,7 +28,7 @@ def sandbox_only(view):
 @sandbox_only
 @requires_scope("invoices:write")
 def pay_invoice(invoice_id):
-    data = load_body(TestPaymentSchema())
+    data = load_body(SimulatedPaymentSchema())
     invoice = invoices.get_for_store(g.store, invoice_id)
     invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), **data)
     nudges.nudge("chain", "jobs.chain.poll_deposits")   # after commit: poll now, not at the next tick

@@ -9,7 +9,7 @@ _ASSET_CODE = validate.Length(min=1, max=64)
 _ADDRESS = validate.Length(min=1, max=256)
 
 
-class TestPaymentSchema(Schema):
+class SimulatedPaymentSchema(Schema):
     class Meta:
         unknown = RAISE
 

@@ -1,14 +1,14 @@
 """Nudges: an RQ job enqueued after commit so due work runs now rather than at the next tick.
 
 The database stays the truth (the scheduler's sweeps find the work anyway); a lost or duplicate
-nudge is harmless. Job ids are fixed per job, so a burst of nudges is one queued job.
+nudge is harmless. A burst of nudges is thinned to one per job per second by a Redis key set with
+NX (RQ's `unique=True` needs Lua, which the embedded fakeredis lacks).
 """
 from __future__ import annotations
 
 import logging
 
 from rq import Queue
-from rq.exceptions import DuplicateJobError
 from rq.serializers import JSONSerializer
 
 from services import queues
@@ -16,12 +16,14 @@ from services import queues
 log = logging.getLogger("tender.nudges")
 
 
-def nudge(queue_name: str, func_path: str) -> None:
-    job_id = "nudge-" + func_path.replace(".", "-").replace("_", "-")
+def nudge(queue_name: str, func_path: str) -> bool:
+    connection = queues.redis()
     try:
-        Queue(queue_name, connection=queues.redis(), serializer=JSONSerializer).enqueue(
-            func_path, job_id=job_id, unique=True, result_ttl=0, failure_ttl=3600)
-    except DuplicateJobError:
-        pass                                   # one is already waiting: it will see our work too
+        if not connection.set(f"tender:nudge:{func_path}", "1", nx=True, ex=1):
+            return False                       # one was just sent: it will see our work too
+        Queue(queue_name, connection=connection, serializer=JSONSerializer).enqueue(
+            func_path, result_ttl=0, failure_ttl=3600, ttl=60)
+        return True
     except Exception as error:  # Redis down: the sweep will do it; the request must not fail for it
         log.warning("nudge %s on %s not sent: %s", func_path, queue_name, error)
+        return False
