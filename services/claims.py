@@ -15,7 +15,7 @@ from models.base import db, is_postgres
 
 
 def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, limit: int) -> tuple[str, list]:
-    """Lease up to `limit` rows of `model` matching `due`; returns (token, ids of the claimed rows)."""
+    """Lease up to `limit` rows of `model` matching `due`; returns (token, the claimed rows)."""
     token = secrets.token_hex(16)
     free = model.claimed_until.is_null() | (model.claimed_until < now)
     candidates = model.select(model.id).where(due & free).order_by(*order_by).limit(limit)
@@ -26,8 +26,7 @@ def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, lim
         # when a concurrent claimer committed between our read and our write.
         model.update(claim_token=token, claimed_until=now + dt.timedelta(seconds=lease_seconds)).where(
             model.id.in_(candidates) & free).execute()
-    ids = [row.id for row in model.select(model.id).where(model.claim_token == token)]
-    return token, ids
+    return token, list(model.select().where(model.claim_token == token))
 
 
 def release(model, row_id, token: str, **changes) -> bool:

@@ -15,6 +15,7 @@ from typing import Callable
 
 from models.base import db
 from models.invoices import Invoice
+from providers import base
 from providers.base import ProviderError, ProviderRejected
 from services import claims, payments
 
@@ -51,10 +52,8 @@ def next_poll_at(invoice: Invoice, *, now: dt.datetime, base_seconds: int) -> dt
     return now + dt.timedelta(seconds=min(base_seconds * factor, MAX_INTERVAL_SECONDS))
 
 
-def poll_invoice(invoice_id, token: str, provider, *, now: dt.datetime, base_seconds: int) -> str | None:
+def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, base_seconds: int) -> str | None:
     """Ask the provider about one claimed invoice, apply the answer, schedule the next poll."""
-    invoice = Invoice.get_by_id(invoice_id)
-    answer = None
     try:
         status = provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
     except ProviderRejected as error:
@@ -66,12 +65,15 @@ def poll_invoice(invoice_id, token: str, provider, *, now: dt.datetime, base_sec
         log.warning("provider unavailable polling %s: %s", invoice.public_id, error)
         claims.release(Invoice, invoice.id, token, next_poll_at=now + dt.timedelta(seconds=base_seconds))
         return None
+    if status.status == base.PENDING_DEPOSIT and invoice.provider_status == base.PENDING_DEPOSIT:
+        # Nothing new, the common case by far: one UPDATE, no transaction, no re-read.
+        claims.release(Invoice, invoice.id, token, next_poll_at=next_poll_at(invoice, now=now, base_seconds=base_seconds))
+        return status.status
     with db.atomic():
         invoice = payments.apply_deposit_status(invoice, status, now=now)
         claims.release(Invoice, invoice.id, token,
                        next_poll_at=next_poll_at(invoice, now=now, base_seconds=base_seconds))
-        answer = status.status
-    return answer
+    return status.status
 
 
 def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_seconds: int, batch_size: int,
@@ -81,17 +83,17 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"poll-{phase}") as pool:
         while time.monotonic() - started < time_budget:
             now = clock()
-            token, invoice_ids = claims.claim_due(Invoice, due(phase, now), order_by=(Invoice.next_poll_at,),
+            token, invoices = claims.claim_due(Invoice, due(phase, now), order_by=(Invoice.next_poll_at,),
                                                   now=now, lease_seconds=lease_seconds, limit=batch_size)
-            if not invoice_ids:
+            if not invoices:
                 break
 
-            def one(invoice_id, token=token, now=now):
+            def one(invoice, token=token, now=now):
                 with db.connection_context():
-                    return poll_invoice(invoice_id, token, provider, now=now, base_seconds=base_seconds)
+                    return poll_invoice(invoice, token, provider, now=now, base_seconds=base_seconds)
 
-            list(pool.map(one, invoice_ids))   # re-raises the first unexpected error: the job fails
-            polled += len(invoice_ids)
-            if len(invoice_ids) < batch_size:
+            list(pool.map(one, invoices))      # re-raises the first unexpected error: the job fails
+            polled += len(invoices)
+            if len(invoices) < batch_size:
                 break
     return polled

@@ -15,8 +15,9 @@ def _due():
 
 def _claim(now, limit=10, lease=60):
     with db.connection_context():
-        return claims.claim_due(Invoice, _due(), order_by=(Invoice.next_poll_at,), now=now, lease_seconds=lease,
-                                limit=limit)
+        token, rows = claims.claim_due(Invoice, _due(), order_by=(Invoice.next_poll_at,), now=now,
+                                       lease_seconds=lease, limit=limit)
+        return token, [row.id for row in rows]
 
 
 def test_two_claims_take_disjoint_batches_and_a_lapsed_lease_returns(store):
