@@ -16,7 +16,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/flask --app wsgi db upgrade
 	$(BIN)/flask --app wsgi demo
-	WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
+	WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 exec $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
 
 # The test suite: embedded default, or real PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL.
 test: $(STAMP)

@@ -5,7 +5,12 @@ import os
 
 from flask import Flask, g
 
+from blueprints import register_blueprints
+from blueprints.errors import register_error_handlers
+from blueprints.rate_limits import limit_public_request, stamp_headers
+from blueprints.request_log import log_request, start_timer
 from bootstrap import init_runtime
+from cli import register_commands
 from config import Settings, load_settings
 from models.base import db
 from services import ids
@@ -20,11 +25,6 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False          # keep fields in the documented order
     app.extensions["tender.settings"] = settings
-
-    from blueprints import register_blueprints
-    from blueprints.errors import register_error_handlers
-    from cli import register_commands
-
     register_error_handlers(app)
     register_blueprints(app)
     register_commands(app)
@@ -48,6 +48,13 @@ def _register_request_hooks(app: Flask) -> None:
     @app.before_request
     def _assign_request_id():
         g.request_id = ids.new_public_id("req_")
+
+    app.before_request(start_timer)
+    app.before_request(limit_public_request)
+    # after_request hooks run in reverse order of registration: the request log, registered
+    # first, runs last and sees the final response.
+    app.after_request(log_request)
+    app.after_request(stamp_headers)
 
     @app.after_request
     def _stamp_response(response):

@@ -6,7 +6,7 @@ whose message is one line naming the variable, so start-up fails loudly and clea
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
@@ -17,6 +17,8 @@ class ConfigError(Exception):
 DEFAULT_DATABASE_URL = "sqlite:///instance/tender.db"
 DEFAULT_PUBLIC_BASE_URL = "http://localhost:8000"
 SWAP_PROVIDERS = ("sandbox", "oneclick")
+RATE_LIMIT_MODES = ("enforce", "observe", "off")
+_PER_MINUTE = {"minimum": 1, "maximum": 1_000_000}
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 
@@ -38,6 +40,21 @@ class Settings:
     db_max_connections: int = 20
     db_stale_timeout_seconds: int = 300
     log_level: str = "INFO"
+    # Rate limits (DECISIONS §12): a mode per family, a number per bucket, per minute.
+    rate_limit_write_mode: str = "enforce"
+    rate_limit_read_mode: str = "observe"
+    rate_limit_public_mode: str = "enforce"
+    rate_limit_write_per_minute: int = 120
+    rate_limit_read_per_minute: int = 600
+    rate_limit_public_checkout_per_token: int = 10
+    rate_limit_public_checkout_per_ip: int = 30
+    rate_limit_public_reads_per_ip: int = 120
+    # Webhooks (DECISIONS §11): retry delays after each failed attempt, the per-attempt timeout,
+    # how long a claimed delivery stays reserved, and how many are sent at once per worker.
+    webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
+    webhook_timeout_seconds: int = 10
+    webhook_claim_seconds: int = 60
+    webhook_concurrency: int = 32
     # Payment engine (docs/payment-engine.md): how often the scheduler ticks each sweep, how many
     # invoices one job claims at a time, and how many it polls at once.
     chain_poll_interval_seconds: int = 10
@@ -48,7 +65,6 @@ class Settings:
     poll_lease_seconds: int = 60               # a poller's claim on an invoice; a dead worker's lapses
     sandbox_latency_ms: int = 0                 # the sandbox answers status reads this slowly (tests, bench)
     embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
-    extra: dict = field(default_factory=dict)   # reserved for later sections (rate limits, intervals)
 
     @property
     def embedded_redis(self) -> bool:
@@ -79,6 +95,15 @@ def load_settings(environ) -> Settings:
         db_max_connections=env.integer("DB_MAX_CONNECTIONS", 20, minimum=1, maximum=1000),
         db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS", 300, minimum=1, maximum=86400),
         log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", upper=True),
+        rate_limit_write_mode=env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, "enforce"),
+        rate_limit_read_mode=env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, "observe"),
+        rate_limit_public_mode=env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, "enforce"),
+        rate_limit_write_per_minute=env.integer("RATE_LIMIT_WRITE_PER_MINUTE", 120, **_PER_MINUTE),
+        rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE", 600, **_PER_MINUTE),
+        rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN", 10, **_PER_MINUTE),
+        rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP", 30, **_PER_MINUTE),
+        rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP", 120, **_PER_MINUTE),
+        **_webhook_settings(env),
         chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
         settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
         expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600),
@@ -88,6 +113,21 @@ def load_settings(environ) -> Settings:
         sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", 0, minimum=0, maximum=60000),
         embedded_jobs=env.boolean("EMBEDDED_JOBS", True),
     )
+
+
+def _webhook_settings(env) -> dict:
+    timeout = env.integer("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
+    claim = env.integer("WEBHOOK_CLAIM_SECONDS", 60, minimum=2, maximum=3600)
+    if claim <= 2 * timeout:
+        # A claim shorter than an attempt would let a second worker send the same delivery at once.
+        raise ConfigError(f"WEBHOOK_CLAIM_SECONDS: must be more than twice WEBHOOK_TIMEOUT_SECONDS ({timeout}), got {claim}")
+    return {
+        "webhook_retry_schedule": env.seconds_list("WEBHOOK_RETRY_SCHEDULE",
+                                                   (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)),
+        "webhook_timeout_seconds": timeout,
+        "webhook_claim_seconds": claim,
+        "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", 32, minimum=1, maximum=256),
+    }
 
 
 class _Env:
@@ -153,6 +193,15 @@ class _Env:
             return value
         raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset for the embedded default (got {_redact(value)!r})")
 
+    def seconds_list(self, name, default):
+        raw = self.text(name)
+        if raw is None:
+            return default
+        parts = [part.strip() for part in raw.split(",")]
+        if len(parts) > 20 or not all(re.fullmatch(r"\d{1,7}", part) for part in parts):
+            raise ConfigError(f"{name}: must be up to 20 comma-separated whole numbers of seconds (got {raw!r})")
+        return tuple(int(part) for part in parts)
+
     def currencies(self, name, default):
         raw = self.text(name)
         if raw is None:
@@ -165,4 +214,4 @@ class _Env:
 
 def _redact(url: str) -> str:
     """Hide a password in a URL before it is printed in an error."""
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+    return re.sub(r"//([^:/@]*):[^@]*@", r"//\1:***@", url)   # user may be empty: redis://:pw@host

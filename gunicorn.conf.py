@@ -10,4 +10,4 @@ keepalive = 5
 # No preload: each worker imports the app after the fork, so no database connection or Redis
 # socket is ever shared between processes.
 preload_app = False
-accesslog = "-"
+accesslog = None          # the app logs one JSON line per request itself

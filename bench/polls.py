@@ -19,8 +19,7 @@ import tempfile
 import time
 from decimal import Decimal
 
-from rq import Queue, SimpleWorker, Worker
-from rq.serializers import JSONSerializer
+from rq import SimpleWorker, Worker
 
 
 def _setup(invoice_count: int):
@@ -62,13 +61,15 @@ def _setup(invoice_count: int):
 
 
 def _empty_loop(worker_class, connection, count: int) -> float:
-    queue = Queue("bench", connection=connection, serializer=JSONSerializer)
+    from services import queues
+
+    queue = queues.queue("bench")
     queue.empty()
     with connection.pipeline() as pipe:
         for _ in range(count):
             queue.enqueue("bench.noop.noop", result_ttl=0, pipeline=pipe)
         pipe.execute()
-    worker = worker_class([queue], connection=connection, serializer=JSONSerializer)
+    worker = worker_class([queue], connection=connection)
     started = time.perf_counter()
     worker.work(burst=True, logging_level="WARNING")
     return count / (time.perf_counter() - started)
@@ -78,9 +79,11 @@ def _polling(connection) -> tuple[int, float]:
     from models.base import db
     from models.invoices import Invoice
 
-    queue = Queue("chain", connection=connection, serializer=JSONSerializer)
+    from services import queues
+
+    queue = queues.queue("chain")
     queue.empty()
-    worker = SimpleWorker([queue], connection=connection, serializer=JSONSerializer)
+    worker = SimpleWorker([queue], connection=connection)
     started = time.perf_counter()
     while True:
         with db.connection_context():

@@ -2,7 +2,9 @@
 
 
 def register_blueprints(app):
-    from blueprints import health, invoices, public, test_helpers, transactions
+    from blueprints import (health, invoices, payment_links, public, public_payment_links, test_helpers,
+                            transactions, webhooks)
 
-    for module in (health, invoices, transactions, public, test_helpers):
+    for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, public,
+                   test_helpers):
         app.register_blueprint(module.bp)

@@ -5,6 +5,7 @@ from functools import wraps
 
 from flask import g, request
 
+from blueprints.rate_limits import limit_api_key
 from services import api_keys
 from services.clock import utcnow
 from services.errors import DomainError
@@ -19,6 +20,7 @@ def authenticate_request():
     if key is None:
         raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
     g.api_key, g.store = key, key.store
+    limit_api_key(key)
     return key
 
 

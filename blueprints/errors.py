@@ -87,7 +87,7 @@ def error_response(code: str, message: str, *, status: int | None = None, param:
 def register_error_handlers(app):
     @app.errorhandler(DomainError)
     def _domain(error: DomainError):
-        retry_after = getattr(error, "retry_after", None)
+        retry_after = getattr(error, "retry_after", None)   # e.g. services.checkout.CheckoutUnavailable
         return error_response(error.code, error.message, param=error.param, details=error.details,
                               headers={"Retry-After": str(retry_after)} if retry_after else None)
 

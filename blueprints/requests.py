@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from flask import request
 from marshmallow import Schema, ValidationError
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from services.errors import DomainError
 
@@ -17,6 +18,7 @@ def _refuse_constant(name):
 def json_body() -> dict:
     """The body as a JSON object; an empty body is `{}`. Floats parse as Decimal, never float."""
     raw = request.get_data(cache=True)
+    _refuse_streamed_overflow(raw)
     if not raw.strip():
         return {}
     try:
@@ -26,6 +28,15 @@ def json_body() -> dict:
     if not isinstance(data, dict):
         raise DomainError("invalid_json", "The request body must be a JSON object.")
     return data
+
+
+def _refuse_streamed_overflow(raw: bytes) -> None:
+    """A body without Content-Length (chunked) is cut at the size limit by Werkzeug, silently:
+    a byte still waiting behind the cut means the body was too large (413), not the cut text."""
+    limit = request.max_content_length
+    if limit is not None and request.content_length is None and len(raw) >= limit:
+        if request.environ["wsgi.input"].read(1):
+            raise RequestEntityTooLarge()
 
 
 def load_body(schema: Schema) -> dict:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from rq import Queue, SimpleWorker
+from rq import SimpleWorker
 from rq.cron import CronScheduler
-from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
 from jobs import use_runtime
@@ -51,19 +50,18 @@ class EmbeddedJobs:
 
     def _work(self) -> None:
         connection = queues.redis()
-        worker_queues = [Queue(name, connection=connection, serializer=JSONSerializer) for name in queues.QUEUE_NAMES]
+        worker_queues = [queues.queue(name) for name in queues.QUEUE_NAMES]
         while not self.stopping.is_set():
             try:
-                worker = ThreadWorker(worker_queues, connection=connection, serializer=JSONSerializer)
+                worker = ThreadWorker(worker_queues, connection=connection)
                 worker.work(burst=True, logging_level="WARNING")
             except Exception:  # the loop must outlive one bad tick; the job's failure is in RQ
                 log.exception("embedded worker tick failed")
             self.stopping.wait(self.tick_seconds)
 
     def _schedule(self) -> None:
-        from scheduler.schedule import sweeps, use_json_queues
+        from scheduler.schedule import sweeps
 
-        use_json_queues()
         scheduler = CronScheduler(connection=queues.redis(), logging_level="WARNING")
         for sweep in sweeps(self.settings):
             scheduler.register(**sweep)

@@ -1,8 +1,11 @@
 """peewee models, one module per aggregate. Import from the modules; this list is for tooling."""
 from models.events import Event
 from models.invoices import Invoice
+from models.payment_links import IdempotencyKey, PaymentLink
 from models.sandbox import SandboxDeposit
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
-ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, SandboxDeposit]
+ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
+              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit]

@@ -47,9 +47,9 @@ class UtcDateTime(fields.Field):
             raise ValidationError("must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z")
         try:
             parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
+            return clock.to_naive_utc(parsed)
+        except (ValueError, OverflowError):   # OverflowError: an offset pushes it past year 1 or 9999
             raise ValidationError("must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z") from None
-        return clock.to_naive_utc(parsed)
 
     def _serialize(self, value, attr, obj, **kwargs):
         return clock.isoformat(value)

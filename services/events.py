@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from schemas.invoices import InvoiceSchema
-from services import clock, ids
+from services import clock, ids, outbox
 
 API_VERSION = "1.0.0"
 EVENT_TYPES = (
@@ -29,3 +30,13 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime) -> Event:
     }
     return Event.create(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
                         type=event_type, payload=payload, created_at=now)
+
+
+def after_commit(event: Event | None) -> None:
+    """Nudge the fan-out of an event whose transaction has committed (the outbox's second half).
+
+    Inside a caller's own transaction the event is not committed yet, so no nudge: a job must not
+    look for a row it cannot see. The relay sweep dispatches it, or the caller calls
+    `outbox.nudge_event(event.id)` after its commit."""
+    if event is not None and not db.in_transaction():
+        outbox.nudge_event(event.id)

@@ -10,7 +10,7 @@ import datetime as dt
 
 from models.base import db
 from models.invoices import Invoice
-from services import events
+from services import events, payment_links
 
 OPEN = ("pending", "quoted", "awaiting_payment")
 FINAL = ("expired", "failed", "refunded", "cancelled")   # `paid` still settles; see "settle"
@@ -63,13 +63,18 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
         conditions.append(GUARDS[trigger]())
     if guard is not None:
         conditions.append(guard)
+    event = None
     with db.atomic():
         updated = Invoice.update(status=target, updated_at=now, **changes).where(*conditions).execute()
         if updated == 0:
             return None
         invoice = Invoice.get_by_id(invoice_id)
         if event_type:
-            events.record(event_type, invoice, now=now)
+            event = events.record(event_type, invoice, now=now)
+        if target == "paid":
+            # A single-use payment link is used up by its payment, in this same transaction.
+            payment_links.on_invoice_paid(invoice, now=now)
+    events.after_commit(event)
     return invoice
 
 
@@ -85,5 +90,6 @@ def create(*, now: dt.datetime, **fields) -> Invoice:
     _, target, event_type = MOVES["create"]
     with db.atomic():
         invoice = Invoice.create(status=target, created_at=now, updated_at=now, **fields)
-        events.record(event_type, invoice, now=now)
+        event = events.record(event_type, invoice, now=now)
+    events.after_commit(event)
     return invoice

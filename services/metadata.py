@@ -1,5 +1,7 @@
 """The metadata rules of DECISIONS §3: flat, small, and never holding secrets."""
+import math
 import re
+from decimal import Decimal
 
 MAX_KEYS = 50
 MAX_KEY_LENGTH = 40
@@ -27,6 +29,12 @@ def clean_metadata(value) -> dict:
             raise ValueError("must be flat: values are strings, numbers, booleans or null")
         if isinstance(item, str) and len(item) > MAX_VALUE_LENGTH:
             raise ValueError(f"string values must be at most {MAX_VALUE_LENGTH} characters")
+        if isinstance(item, Decimal):
+            # Request bodies parse decimals as Decimal (for amounts); metadata is stored and sent
+            # as plain JSON, where a fractional number is a float. 1e400 has no JSON float: refuse.
+            item = float(item)
+            if not math.isfinite(item):
+                raise ValueError("numbers must be finite")
         if not is_sensitive_key(key):
             cleaned[key] = item
     return cleaned

@@ -2,8 +2,9 @@
 import re
 from decimal import Decimal
 
-FIAT_PATTERN = re.compile(r"^\d{1,12}(\.\d{1,2})?$")
-CRYPTO_PATTERN = re.compile(r"^\d{1,18}(\.\d{1,18})?$")
+# ASCII digits only, anchored with \Z: `\d` alone accepts other scripts' digits, `$` a trailing newline.
+FIAT_PATTERN = re.compile(r"^\d{1,12}(\.\d{1,2})?\Z", re.ASCII)
+CRYPTO_PATTERN = re.compile(r"^\d{1,18}(\.\d{1,18})?\Z", re.ASCII)
 _CENT = Decimal("0.01")
 
 

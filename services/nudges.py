@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from rq import Queue
-from rq.serializers import JSONSerializer
-
 from services import queues
 
 log = logging.getLogger("tender.nudges")
@@ -21,7 +18,7 @@ def nudge(queue_name: str, func_path: str) -> bool:
     try:
         if not connection.set(f"tender:nudge:{func_path}", "1", nx=True, ex=1):
             return False                       # one was just sent: it will see our work too
-        Queue(queue_name, connection=connection, serializer=JSONSerializer).enqueue(
+        queues.queue(queue_name).enqueue(
             func_path, result_ttl=0, failure_ttl=3600, ttl=60)
         return True
     except Exception as error:  # Redis down: the sweep will do it; the request must not fail for it

@@ -39,7 +39,9 @@ def resolve_cursor(model, cursor: str | None, *, prefix: str, scope, param: str)
            .where((model.public_id == cursor) & scope).first())
     if row is None:
         raise DomainError("invalid_cursor", f"{param}: no such object in this store", param=param)
-    return row.created_at, row.id
+    # As the columns store them: inside a row-value comparison peewee does not convert the
+    # values, and sqlite3 cannot bind a UUID object.
+    return model.created_at.db_value(row.created_at), model.id.db_value(row.id)
 
 
 def paginate(query: pw.ModelSelect, model, page: PageRequest, *, prefix: str, scope) -> Page:

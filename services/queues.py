@@ -24,3 +24,14 @@ def redis() -> redis_lib.Redis:
     if _state["redis"] is None:
         raise RuntimeError("queues.connect() has not been called (bootstrap.init_runtime does it)")
     return _state["redis"]
+
+
+def queue(name: str):
+    """The RQ queue `name`, with the serializer every Tender process shares.
+
+    RQ's default (pickle), because `rq cron` in RQ 3.0 always enqueues with it, whatever
+    `--serializer` says; jobs take ids and primitives only, so nothing depends on the format.
+    """
+    from rq import Queue
+
+    return Queue(name, connection=redis())

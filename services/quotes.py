@@ -79,6 +79,14 @@ def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | Non
     return quote
 
 
+def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
+    """What a committed quote writes on the invoice, whoever commits it (buyer route, checkout,
+    test helper); `next_poll_at` puts it in the chain poller's hands at once."""
+    return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
+            "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
+            "provider_ref": quote.correlation_id, "next_poll_at": now}
+
+
 def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime) -> tuple[Invoice, Quote | None]:
     """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment.
 
@@ -95,10 +103,8 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
         origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
         recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
         reference=invoice.public_id))
-    moved = invoice_states.move(
-        invoice.id, "commit_quote", now=now, origin_asset=origin_asset, refund_to=refund_to,
-        deposit_address=quote.deposit_address, deposit_memo=quote.deposit_memo, amount_due=quote.amount_in,
-        quoted_at=now, provider_ref=quote.correlation_id, next_poll_at=now)
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
+                                **committed_fields(quote, refund_to=refund_to, now=now))
     if moved is None:
         # A concurrent commit won: its address is the invoice's; ours is never shown to anyone.
         log.info("commit lost a race on %s; keeping the first deposit address", invoice.public_id)

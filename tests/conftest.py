@@ -2,7 +2,10 @@
 point at real PostgreSQL / Redis. The schema is migrated once per run; every test starts clean."""
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,8 +23,8 @@ def _test_environment(tmp_dir) -> dict:
         "ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "SUPPORTED_CURRENCIES": "USD,EUR",
         "PUBLIC_BASE_URL": "http://tender.test",
-        "LOG_LEVEL": "WARNING",
-        "EMBEDDED_JOBS": "0",           # tests run jobs themselves (tests/jobs/), never in the background
+        "LOG_LEVEL": "INFO",        # request lines are logged, so the key-leak watch below reads them
+        "EMBEDDED_JOBS": "0",       # tests run jobs themselves (tests/jobs/), never in the background
     }
 
 
@@ -45,6 +48,35 @@ def _create_postgres_database(url: str) -> None:
     with conn.cursor() as cursor:
         cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     conn.close()
+
+
+class _KeyLeakWatch(logging.Handler):
+    """Reads every log record of the run, before any redaction, looking for a full API key."""
+
+    FULL_KEY = re.compile(r"sk_live_[0-9a-f]{40}")
+
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.records_seen = 0
+        self.leaks = []
+
+    def emit(self, record):
+        self.records_seen += 1
+        text = record.getMessage() + json.dumps(getattr(record, "fields", {}), default=str)
+        if record.exc_info:
+            text += logging.Formatter().formatException(record.exc_info)
+        if self.FULL_KEY.search(text):
+            self.leaks.append(f"{record.name}: {text[:300]}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def key_leak_watch():
+    """Security (issue 8): no log line of the whole test run may carry a full API key."""
+    watch = _KeyLeakWatch()
+    logging.getLogger().addHandler(watch)
+    yield watch
+    logging.getLogger().removeHandler(watch)
+    assert not watch.leaks, "full API keys reached the logs:\n" + "\n".join(watch.leaks[:5])
 
 
 @pytest.fixture(scope="session")

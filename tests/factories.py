@@ -52,3 +52,14 @@ def make_transaction(invoice: Invoice, *, now: dt.datetime | None = None, **over
     fields.update(over)
     with db.connection_context():
         return Transaction.create(**fields)
+
+
+def make_payment_link(store: Store, *, now: dt.datetime | None = None, **over):
+    """A link through the same service the API uses; `over` is the create body (Decimals for amounts)."""
+    from services import payment_links
+
+    data = dict(title="T-shirt", amount_mode="fixed_amount", amount=Decimal("25.00"), currency="USD",
+                allow_multiple_payments=True, public_visible=True)
+    data.update(over)
+    with db.connection_context():
+        return payment_links.create_link(store, data, now=now or utcnow(), supported_currencies=("USD", "EUR"))

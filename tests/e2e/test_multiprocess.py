@@ -87,7 +87,7 @@ class Processes:
 
 
 def start_worker(processes: Processes, name: str = "worker", **env):
-    return processes.start(name, [str(BIN / "rq"), "worker", "--url", REDIS_URL, "--serializer", "json",
+    return processes.start(name, [str(BIN / "rq"), "worker", "--url", REDIS_URL,
                                   "--worker-class", "rq.worker.SimpleWorker", "--dequeue-strategy", "round_robin",
                                   "chain", "settlement", "maintenance"], _env(**env))
 

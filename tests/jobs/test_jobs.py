@@ -5,8 +5,7 @@ import json
 import time
 
 import pytest
-from rq import Queue, SimpleWorker
-from rq.serializers import JSONSerializer
+from rq import SimpleWorker
 
 import jobs
 from jobs import chain, maintenance, settlement
@@ -47,9 +46,9 @@ def test_job_functions_move_an_invoice_to_settled(runtime, client, auth, store):
                                               ("settlement", settlement.poll_settlements),
                                               ("maintenance", maintenance.sweep_expired_invoices)])
 def test_one_simple_worker_burst_per_queue(runtime, queue_name, func):
-    queue = Queue(queue_name, connection=queues.redis(), serializer=JSONSerializer)
+    queue = queues.queue(queue_name)
     job = queue.enqueue(func, result_ttl=60)
-    worker = SimpleWorker([queue], connection=queues.redis(), serializer=JSONSerializer)
+    worker = SimpleWorker([queue], connection=queues.redis())
     assert worker.work(burst=True)
     job.refresh()
     assert job.get_status() == "finished" and job.return_value() == 0
@@ -120,7 +119,7 @@ def test_polling_backs_off_as_an_unpaid_invoice_ages(store):
     assert polling.next_poll_at(reload(forgotten), now=now, base_seconds=10) is None
 
 
-def test_rq_cron_config_registers_json_jobs(runtime, monkeypatch):
+def test_rq_cron_config_registers_the_sweeps(runtime, monkeypatch):
     import importlib
     import sys
 
@@ -133,9 +132,8 @@ def test_rq_cron_config_registers_json_jobs(runtime, monkeypatch):
     by_queue = {job.queue_name: job for job in scheduler.get_jobs()}
     assert set(by_queue) == {"chain", "settlement", "maintenance"} and by_queue["chain"].interval == 7
     scheduler.enqueue_jobs()
-    # Our workers read JSON: the job the cron enqueued must be readable by one.
-    queue = Queue("chain", connection=queues.redis(), serializer=JSONSerializer)
-    job = queue.jobs[0]
+    # The job the cron enqueued is readable by our workers' queues (one serializer everywhere).
+    job = queues.queue("chain").jobs[0]
     assert job.func_name == "jobs.chain.poll_deposits"
     importlib.import_module("scheduler.cron")
 

@@ -1,0 +1,138 @@
+"""Webhook delivery benchmark (issue 4): not a test, a ratio against a bare baseline in the same run.
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_webhooks \
+        /work/main/.venv/bin/python -m bench.webhooks [--deliveries 2000]
+
+1. fan-out: one event to 16 endpoints, end to end (fan-out job + one delivery run), repeated;
+   beside a raw `requests` loop posting the same 16 bodies per event.
+2. sustained: N due deliveries sent by one delivery run (one worker: claim batches, a thread pool,
+   record attempts), beside a raw `requests` loop posting the same N bodies one after another.
+The receiver runs in its own process (tests/support/receiver.py). Goal: ours >= 0.5 x raw.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from decimal import Decimal
+
+import requests
+
+from config import load_settings
+
+
+def start_receiver():
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.receiver"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    return process, int(process.stdout.readline())
+
+
+def setup(database_url: str):
+    settings = load_settings({"DATABASE_URL": database_url, "ALLOW_PRIVATE_WEBHOOK_URLS": "1", "LOG_LEVEL": "WARNING"})
+    if database_url.startswith("postgres"):
+        from tests.conftest import _create_postgres_database
+
+        _create_postgres_database(database_url)
+    from bootstrap import init_runtime
+    from cli import migrate
+
+    init_runtime(settings)
+    migrate()
+    return settings
+
+
+def make_events(store, count: int) -> list:
+    from models.base import db
+    from services import ids, invoice_states
+    from services.clock import utcnow
+
+    events = []
+    now = utcnow()
+    with db.connection_context():
+        for _ in range(count):
+            invoice = invoice_states.create(
+                now=now, id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id,
+                amount=Decimal("10.00"), currency="USD", order_amount=Decimal("10.00"), order_currency="USD",
+                output_asset="usdc.near", external_order_id="bench", expires_at=now + dt.timedelta(hours=1))
+            events.append(invoice.events.get().id)
+    return events
+
+
+def raw_loop(urls_and_bodies) -> float:
+    """The bare baseline: one Session, one POST after another, same bodies, same receiver."""
+    session = requests.Session()
+    session.trust_env = False
+    began = time.perf_counter()
+    for url, body in urls_and_bodies:
+        response = session.post(url, data=body, headers={"Content-Type": "application/json"}, timeout=10)
+        response.raise_for_status()
+    return time.perf_counter() - began
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--deliveries", type=int, default=2000)
+    parser.add_argument("--fanout-events", type=int, default=30)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{tempfile.mkdtemp()}/bench.db"
+    settings = setup(database_url)
+
+    from models.base import db
+    from models.events import Event
+    from models.webhooks import WebhookDelivery, WebhookEndpoint
+    from services import outbox, stores, webhook_delivery, webhooks
+    from services.clock import utcnow
+
+    receiver, port = start_receiver()
+    policy = webhook_delivery.DeliveryPolicy((60,), 10, 60, args.concurrency, True)
+    try:
+        with db.connection_context():
+            store = stores.create_store(name="bench", payout_wallet="bench.near", now=utcnow())
+            for number in range(16):
+                webhooks.create_endpoint(store, {"url": f"http://127.0.0.1:{port}/e{number}", "events": ["*"]},
+                                         now=utcnow(), allow_private=True)
+            urls = [e.url for e in WebhookEndpoint.select().order_by(WebhookEndpoint.created_at)]
+
+        # 1. fan-out of one event to 16 endpoints, end to end.
+        events = make_events(store, args.fanout_events)
+        with db.connection_context():
+            bodies = [webhook_delivery.render_body(Event.get_by_id(e).payload) for e in events]
+            began = time.perf_counter()
+            for event_id in events:
+                outbox.fan_out(event_id, now=utcnow())
+                webhook_delivery.deliver_due(policy)
+            ours = time.perf_counter() - began
+            assert WebhookDelivery.select().where(WebhookDelivery.status == "succeeded").count() == 16 * len(events)
+        raw = raw_loop([(url, body) for body in bodies for url in urls])
+        fan_ours, fan_raw = len(events) / ours, len(events) / raw
+        print(f"fan-out 1 event -> 16 endpoints: ours {fan_ours:.1f} events/s ({fan_ours * 16:.0f} deliveries/s, "
+              f"{1000 / fan_ours:.1f} ms/event); raw loop {fan_raw:.1f} events/s; ratio {fan_ours / fan_raw:.2f}")
+
+        # 2. sustained deliveries per second of one delivery run.
+        events = make_events(store, max(1, args.deliveries // 16))
+        with db.connection_context():
+            for event_id in events:
+                outbox.fan_out(event_id, now=utcnow())
+            due = WebhookDelivery.select().where(WebhookDelivery.status == "pending").count()
+            bodies = [webhook_delivery.render_body(Event.get_by_id(e).payload) for e in events]
+            began = time.perf_counter()
+            counts = webhook_delivery.deliver_due(policy, max_seconds=600)
+            ours = time.perf_counter() - began
+        assert counts.succeeded == due, counts
+        raw = raw_loop([(url, body) for body in bodies for url in urls])
+        rate_ours, rate_raw = due / ours, due / raw
+        print(f"sustained, {due} deliveries, concurrency {args.concurrency}: ours {rate_ours:.0f}/s; "
+              f"raw loop {rate_raw:.0f}/s; ratio {rate_ours / rate_raw:.2f} (goal >= 0.50)")
+        print(f"backend: {'PostgreSQL' if database_url.startswith('postgres') else 'SQLite'}")
+    finally:
+        receiver.stdin.close()
+        receiver.wait(10)
+
+
+if __name__ == "__main__":
+    main()

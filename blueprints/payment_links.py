@@ -1,0 +1,98 @@
+"""Payment links, merchant side: /v1/payment-links (scopes payment_links:write / :read)."""
+from flask import Blueprint, g, jsonify, request
+
+from blueprints.auth import requires_scope
+from blueprints.context import settings
+from blueprints.requests import json_body, load, load_body, load_query
+from schemas.common import ListQuerySchema, envelope
+from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema,
+                                   PaymentLinkSchema, PaymentLinkUpdateSchema)
+from schemas.transactions import TransactionSchema
+from services import idempotency, payment_links
+from services.clock import utcnow
+from services.pagination import PageRequest
+
+bp = Blueprint("payment_links", __name__, url_prefix="/v1/payment-links")
+CREATE_ROUTE = "POST /v1/payment-links"
+
+
+@bp.post("")
+@requires_scope("payment_links:write")
+def create_payment_link():
+    body = json_body()
+    data = load(PaymentLinkCreateSchema(), body)
+    now = utcnow()
+
+    def create():
+        link = payment_links.create_link(g.store, data, now=now,
+                                         supported_currencies=settings().supported_currencies)
+        return 201, PaymentLinkSchema().dump(link)
+
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        status, payload = create()
+        return payload, status
+    outcome = idempotency.run(g.store, idempotency.check_key(key), idempotency.fingerprint(CREATE_ROUTE, body),
+                              create, now=now)
+    response = jsonify(outcome.body)
+    response.status_code = outcome.status
+    if outcome.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+@bp.get("")
+@requires_scope("payment_links:read")
+def list_payment_links():
+    query = load_query(PaymentLinkListQuerySchema())
+    page = payment_links.list_for_store(g.store, query, PageRequest.from_query(query))
+    return envelope(PaymentLinkSchema(many=True).dump(page.rows), has_more=page.has_more,
+                    next_cursor=page.next_cursor(lambda link: link.public_id))
+
+
+@bp.get("/<link_id>")
+@requires_scope("payment_links:read")
+def get_payment_link(link_id):
+    return PaymentLinkSchema().dump(payment_links.get_for_store(g.store, link_id))
+
+
+@bp.patch("/<link_id>")
+@requires_scope("payment_links:write")
+def update_payment_link(link_id):
+    link = payment_links.get_for_store(g.store, link_id)
+    changes = load_body(PaymentLinkUpdateSchema())
+    return PaymentLinkSchema().dump(payment_links.update_link(link, changes, now=utcnow()))
+
+
+@bp.post("/<link_id>/activate")
+@requires_scope("payment_links:write")
+def activate_payment_link(link_id):
+    link = payment_links.get_for_store(g.store, link_id)
+    return PaymentLinkSchema().dump(payment_links.activate(link, now=utcnow()))
+
+
+@bp.post("/<link_id>/deactivate")
+@requires_scope("payment_links:write")
+def deactivate_payment_link(link_id):
+    link = payment_links.get_for_store(g.store, link_id)
+    return PaymentLinkSchema().dump(payment_links.deactivate(link, now=utcnow()))
+
+
+@bp.get("/<link_id>/invoices")
+@requires_scope("payment_links:read")
+def list_payment_link_invoices(link_id):
+    link = payment_links.get_for_store(g.store, link_id)
+    query = load_query(ListQuerySchema())
+    page = payment_links.list_invoices(link, PageRequest.from_query(query))
+    return envelope(PaymentLinkInvoiceSchema(many=True).dump(page.rows), has_more=page.has_more,
+                    next_cursor=page.next_cursor(lambda invoice: invoice.public_id))
+
+
+@bp.get("/<link_id>/transactions")
+@requires_scope("payment_links:read")
+def list_payment_link_transactions(link_id):
+    link = payment_links.get_for_store(g.store, link_id)
+    query = load_query(ListQuerySchema())
+    page = payment_links.list_transactions(link, PageRequest.from_query(query))
+    return envelope(TransactionSchema(many=True).dump(page.rows), has_more=page.has_more,
+                    next_cursor=page.next_cursor(lambda txn: txn.public_id))

@@ -1,0 +1,29 @@
+"""Payment links, buyer side: /v1/public/payment-links/{plpub_…}, no API key (spec Authentication 5)."""
+from flask import Blueprint, current_app
+
+from blueprints.context import settings
+from blueprints.requests import load_body
+from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
+from services import checkout, payment_links
+from services.clock import utcnow
+
+bp = Blueprint("public_payment_links", __name__, url_prefix="/v1/public/payment-links")
+# Tests and embedders may put a swap provider here; otherwise the configured one is used.
+PROVIDER_EXTENSION = "tender.swap_provider"
+
+
+@bp.get("/<token>")
+def get_public_payment_link(token):
+    return PaymentLinkPublicSchema().dump(payment_links.get_public(token))
+
+
+@bp.post("/<token>/checkout")
+def checkout_payment_link(token):
+    data = load_body(CheckoutSchema())
+    result = checkout.start_checkout(token, data, now=utcnow(), ttl_seconds=settings().invoice_ttl_seconds,
+                                     get_provider=_provider)
+    return CheckoutResultSchema().dump(result), 201
+
+
+def _provider():
+    return current_app.extensions.get(PROVIDER_EXTENSION) or checkout.provider_for(settings())

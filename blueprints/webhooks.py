@@ -1,0 +1,109 @@
+from flask import Blueprint, g
+
+from blueprints.auth import requires_scope
+from blueprints.context import settings
+from blueprints.errors import validation_status
+from blueprints.requests import load_body, load_query
+from schemas.common import ListQuerySchema, envelope
+from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, WebhookDeliveryDetailSchema,
+                              WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
+                              WebhookEndpointUpdateSchema, WebhookEndpointWithSecretSchema)
+from services import outbox, webhooks
+from services.clock import utcnow
+from services.pagination import PageRequest
+
+bp = Blueprint("webhooks", __name__, url_prefix="/v1")
+
+
+def _page(page, dumped):
+    return envelope(dumped, has_more=page.has_more, next_cursor=page.next_cursor(lambda row: row.public_id))
+
+
+@bp.post("/webhook-endpoints")
+@validation_status(422)
+@requires_scope("webhooks:write")
+def create_endpoint():
+    data = load_body(WebhookEndpointCreateSchema())
+    endpoint = webhooks.create_endpoint(g.store, data, now=utcnow(),
+                                        allow_private=settings().allow_private_webhook_urls)
+    return WebhookEndpointWithSecretSchema().dump(endpoint), 201
+
+
+@bp.get("/webhook-endpoints")
+@requires_scope("webhooks:read")
+def list_endpoints():
+    page = webhooks.list_endpoints(g.store, PageRequest.from_query(load_query(ListQuerySchema())))
+    return _page(page, WebhookEndpointSchema(many=True).dump(page.rows))
+
+
+@bp.get("/webhook-endpoints/<endpoint_id>")
+@requires_scope("webhooks:read")
+def get_endpoint(endpoint_id):
+    return WebhookEndpointSchema().dump(webhooks.get_endpoint(g.store, endpoint_id))
+
+
+@bp.patch("/webhook-endpoints/<endpoint_id>")
+@validation_status(422)
+@requires_scope("webhooks:write")
+def update_endpoint(endpoint_id):
+    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    data = load_body(WebhookEndpointUpdateSchema())
+    endpoint = webhooks.update_endpoint(endpoint, data, now=utcnow(),
+                                        allow_private=settings().allow_private_webhook_urls)
+    return WebhookEndpointSchema().dump(endpoint)
+
+
+@bp.delete("/webhook-endpoints/<endpoint_id>")
+@requires_scope("webhooks:write")
+def delete_endpoint(endpoint_id):
+    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    webhooks.delete_endpoint(endpoint)
+    return {"id": endpoint.public_id, "deleted": True}
+
+
+@bp.post("/webhook-endpoints/<endpoint_id>/rotate-secret")
+@requires_scope("webhooks:write")
+def rotate_secret(endpoint_id):
+    endpoint = webhooks.rotate_secret(webhooks.get_endpoint(g.store, endpoint_id), now=utcnow())
+    return WebhookEndpointWithSecretSchema().dump(endpoint)
+
+
+@bp.get("/webhook-endpoints/<endpoint_id>/deliveries")
+@requires_scope("webhooks:read")
+def list_deliveries(endpoint_id):
+    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    query = load_query(DeliveryListQuerySchema())
+    page = webhooks.list_deliveries(endpoint, query, PageRequest.from_query(query))
+    return _page(page, WebhookDeliverySchema(many=True).dump(page.rows))
+
+
+@bp.get("/webhook-deliveries/<delivery_id>")
+@requires_scope("webhooks:read")
+def get_delivery(delivery_id):
+    delivery = webhooks.get_delivery(g.store, delivery_id)
+    delivery.attempt_history = webhooks.attempts_of(delivery)
+    return WebhookDeliveryDetailSchema().dump(delivery)
+
+
+@bp.post("/webhook-deliveries/<delivery_id>/redeliver")
+@requires_scope("webhooks:write")
+def redeliver(delivery_id):
+    delivery = webhooks.redeliver(g.store, webhooks.get_delivery(g.store, delivery_id), now=utcnow())
+    outbox.nudge_delivery()             # after the commit above: a worker sends it now
+    delivery.attempt_history = webhooks.attempts_of(delivery)
+    return WebhookDeliveryDetailSchema().dump(delivery), 202
+
+
+@bp.get("/events")
+@requires_scope("events:read")
+def list_events():
+    query = load_query(EventListQuerySchema())
+    page = webhooks.list_events(g.store, query, PageRequest.from_query(query))
+    return _page(page, [event.payload for event in page.rows])
+
+
+@bp.get("/events/<event_id>")
+@requires_scope("events:read")
+def get_event(event_id):
+    # The event is the payload webhooks carry: the invoice as it was at that moment.
+    return webhooks.get_event(g.store, event_id).payload

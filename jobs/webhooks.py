@@ -1,0 +1,49 @@
+"""Jobs of the `webhooks` queue, and the outbox relay sweep (run on `maintenance` by rq cron).
+
+Each job borrows one database connection, calls services, and is safe to run twice or at once
+with itself: fan-out is a compare-and-set on the event, deliveries are claimed from the database.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from jobs import ensure_runtime
+from models.base import db
+from services import outbox, webhook_delivery
+from services.clock import utcnow
+
+log = logging.getLogger("tender.jobs.webhooks")
+
+
+def fan_out_event(event_id: str) -> int:
+    """Create the deliveries of one committed event (nudged right after its commit)."""
+    ensure_runtime()
+    with db.connection_context():
+        created = outbox.fan_out(event_id, now=utcnow())
+    if created:
+        outbox.nudge_delivery()
+    return created
+
+
+def deliver_due(max_seconds: float = 60.0) -> dict:
+    """Send every due delivery, concurrently, for up to `max_seconds`."""
+    settings = ensure_runtime()
+    policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
+    with db.connection_context():
+        counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds)
+    return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}
+
+
+def relay_outbox(older_than_seconds: float = 2.0) -> int:
+    """The sweep: fan out events whose nudge was lost, and start a delivery run if any is due."""
+    ensure_runtime()
+    now = utcnow()
+    with db.connection_context():
+        created = outbox.relay(now=now, grace=dt.timedelta(seconds=older_than_seconds))
+        due = outbox.has_due_deliveries(now=now)
+    if created:
+        log.info("outbox relay dispatched events late: %s deliveries created", created)
+    if due:
+        outbox.nudge_delivery()
+    return created

@@ -1,0 +1,307 @@
+"""The `oneclick` swap provider: a `requests` client for NEAR Intents' 1Click API (v0).
+
+Field names follow the 1Click OpenAPI spec (docs.near-intents.org, one-click-sdk-typescript).
+Where it differs from our first summary:
+* `slippageTolerance` is required and is in basis points; `depositMode` (SIMPLE/MEMO) is
+  required by memo chains such as stellar.
+* EXACT_OUTPUT: `quote.amountIn` already carries the slippage buffer (`minAmountIn` is the
+  floor); any excess is refunded to `refundTo`. We report `amountIn` as what the buyer sends.
+* `swapDetails.depositedAmount` is what reached the deposit address; `amountIn` is what was
+  swapped. We report the deposit. There is no list of refund transactions.
+* NEAR is listed only as `wNEAR` (`nep141:wrap.near`); 1Click wraps native deposits, so it is
+  our native `near`.
+* Nothing says a wet quote is idempotent (each one derives a fresh deposit address), so only
+  reads and dry quotes are retried.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from contextlib import contextmanager
+from decimal import ROUND_CEILING, Decimal, localcontext
+from typing import Any, Callable, Iterator
+
+import requests
+
+from providers import base
+from providers.base import Asset, DepositStatus, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+
+# A chain's own coin, so that ETH on eth is `eth` but ETH on base is `eth.base`.
+NATIVE_SYMBOLS = {
+    "btc": "BTC", "eth": "ETH", "sol": "SOL", "near": "NEAR", "ton": "TON", "tron": "TRX",
+    "xrp": "XRP", "doge": "DOGE", "ltc": "LTC", "zec": "ZEC", "bch": "BCH", "sui": "SUI",
+    "cardano": "ADA", "avax": "AVAX", "bsc": "BNB", "pol": "POL", "stellar": "XLM",
+}
+# Tokens 1Click lists with a contract that we still treat as the chain's coin.
+WRAPPED_NATIVES = {("near", "wNEAR"): "near"}
+# Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`).
+MEMO_CHAINS = frozenset({"stellar"})
+
+
+class UnsupportedAsset(ProviderRejected):
+    """The asset code is not one 1Click lists."""
+
+
+class RateLimited(ProviderUnavailable):
+    """429: a later attempt will pass, but retrying at once would only prolong the limit."""
+
+
+def to_smallest_units(amount: Decimal, decimals: int) -> str:
+    """Whole units -> integer string, rounded up: with EXACT_OUTPUT the merchant never gets less."""
+    with localcontext() as ctx:
+        ctx.prec = 100  # 10**24-scaled amounts overflow the default 28 digits
+        return str(int(amount.scaleb(decimals).to_integral_value(rounding=ROUND_CEILING)))
+
+
+def from_smallest_units(raw: Any, decimals: int) -> Decimal:
+    text = str(raw)
+    if not text.isdigit():
+        raise ValueError(f"not an integer amount: {raw!r}")
+    with localcontext() as ctx:
+        ctx.prec = 100
+        return Decimal(text).scaleb(-decimals)
+
+
+def _naive_utc(value: dt.datetime) -> dt.datetime:
+    """The interface speaks naive UTC; tolerate an aware value all the same."""
+    return value if value.tzinfo is None else value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+def parse_utc(text: str) -> dt.datetime:
+    return _naive_utc(dt.datetime.fromisoformat(text))  # 1Click sends `...Z`
+
+
+def format_utc(value: dt.datetime) -> str:
+    return _naive_utc(value).isoformat(timespec="milliseconds") + "Z"
+
+
+@contextmanager
+def _parsing(what: str) -> Iterator[None]:
+    """A missing or mistyped field is the provider's fault and may clear up: retry later."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
+        raise ProviderUnavailable(f"1Click sent a malformed {what}: {exc!r}") from exc
+
+
+def _decimal_or_none(value: Any) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
+class OneClickProvider:
+    name = "oneclick"
+
+    def __init__(self, base_url: str, jwt: str | None, *, timeout: float = 10.0, retries: int = 2,
+                 session: requests.Session | None = None, backoff: float = 0.25, slippage_bps: int = 100,
+                 referral: str | None = None, token_ttl: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._jwt = jwt
+        self._timeout = timeout
+        self._retries = retries
+        self._session = session or requests.Session()
+        self._backoff = backoff
+        self._slippage_bps = slippage_bps
+        self._referral = referral
+        self._token_ttl = token_ttl
+        self._clock = clock
+        self._assets: dict[str, Asset] = {}
+        self._assets_by_id: dict[str, Asset] = {}
+        self._assets_fetched_at: float | None = None
+
+    # --- the interface -------------------------------------------------------------------
+
+    def supported_assets(self) -> list[Asset]:
+        return list(self._asset_table().values())
+
+    def quote(self, request: QuoteRequest) -> Quote:
+        origin = self._asset(request.origin_asset)
+        destination = self._asset(request.destination_asset)
+        if request.amount_out <= 0:
+            raise ProviderRejected("amount_out must be positive")
+        body = self._quote_body(request, origin, destination)
+        answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+        with _parsing("quote"):
+            return self._parse_quote(answer, request, origin, destination)
+
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+        params = {"depositAddress": deposit_address}
+        if deposit_memo is not None:
+            params["depositMemo"] = deposit_memo
+        answer = self._request("GET", "/v0/status", params=params, retry=True)
+        self._asset_table()  # amounts come in smallest units of the quoted assets
+        with _parsing("status"):
+            return self._parse_status(answer)
+
+    # --- assets --------------------------------------------------------------------------
+
+    def _asset(self, code: str) -> Asset:
+        asset = self._asset_table().get(code)
+        if asset is None:
+            raise UnsupportedAsset(f"1Click does not offer asset {code!r}")
+        return asset
+
+    def _asset_table(self) -> dict[str, Asset]:
+        fetched_at = self._assets_fetched_at
+        if fetched_at is None or self._clock() - fetched_at >= self._token_ttl:
+            answer = self._request("GET", "/v0/tokens", retry=True)
+            with _parsing("token list"):
+                assets = [_parse_token(entry) for entry in answer]
+            self._assets, self._assets_by_id = {}, {}
+            for asset in assets:
+                self._assets.setdefault(asset.code, asset)  # on a clash the first listed wins
+                self._assets_by_id[asset.provider_asset_id] = asset
+            self._assets_fetched_at = self._clock()
+        return self._assets
+
+    def _decimals_of(self, quote_request: dict[str, Any], key: str) -> int | None:
+        asset_id = quote_request.get(key)
+        return None if asset_id is None else self._assets_by_id[asset_id].decimals
+
+    # --- quotes and statuses -------------------------------------------------------------
+
+    def _quote_body(self, request: QuoteRequest, origin: Asset, destination: Asset) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "dry": request.dry,
+            "swapType": "EXACT_OUTPUT",
+            "slippageTolerance": self._slippage_bps,
+            "originAsset": origin.provider_asset_id,
+            "depositType": "ORIGIN_CHAIN",
+            "depositMode": "MEMO" if origin.needs_memo else "SIMPLE",
+            "destinationAsset": destination.provider_asset_id,
+            "amount": to_smallest_units(request.amount_out, destination.decimals),
+            "refundTo": request.refund_to,
+            "refundType": "ORIGIN_CHAIN",
+            "recipient": request.recipient,
+            "recipientType": "DESTINATION_CHAIN",
+            "deadline": format_utc(request.deadline),
+        }
+        if self._referral:
+            body["referral"] = self._referral
+        return body
+
+    @staticmethod
+    def _parse_quote(answer: dict[str, Any], request: QuoteRequest, origin: Asset, destination: Asset) -> Quote:
+        quote = answer["quote"]
+        deposit_address = quote.get("depositAddress")
+        if not request.dry and not deposit_address:
+            raise KeyError("depositAddress missing from a committed quote")
+        estimate = quote.get("timeEstimate")
+        return Quote(
+            origin_asset=request.origin_asset,
+            destination_asset=request.destination_asset,
+            amount_in=from_smallest_units(quote["amountIn"], origin.decimals),
+            amount_out=from_smallest_units(quote["amountOut"], destination.decimals),
+            amount_in_usd=_decimal_or_none(quote.get("amountInUsd")),
+            deadline=parse_utc(quote["deadline"]) if quote.get("deadline") else request.deadline,
+            deposit_address=deposit_address if not request.dry else None,
+            deposit_memo=quote.get("depositMemo") if not request.dry else None,
+            correlation_id=answer.get("correlationId"),
+            time_estimate_seconds=None if estimate is None else int(estimate),
+        )
+
+    def _parse_status(self, answer: dict[str, Any]) -> DepositStatus:
+        status = answer["status"]
+        if status not in base.STATUSES:
+            raise ProviderUnavailable(f"1Click sent an unknown status {status!r}")
+        details = answer.get("swapDetails") or {}
+        quote_request = (answer.get("quoteResponse") or {}).get("quoteRequest") or {}
+        origin = self._decimals_of(quote_request, "originAsset")
+        destination = self._decimals_of(quote_request, "destinationAsset")
+        deposited = "depositedAmount" if details.get("depositedAmount") is not None else "amountIn"
+        updated_at = answer.get("updatedAt")
+        return DepositStatus(
+            status=status,
+            correlation_id=answer.get("correlationId"),
+            amount_in=_amount(details.get(deposited), origin),
+            amount_in_usd=_decimal_or_none(details.get(f"{deposited}Usd")),
+            amount_out=_amount(details.get("amountOut"), destination),
+            amount_out_usd=_decimal_or_none(details.get("amountOutUsd")),
+            refunded_amount=_amount(details.get("refundedAmount"), origin),
+            origin_tx_hashes=_hashes(details.get("originChainTxHashes")),
+            destination_tx_hashes=_hashes(details.get("destinationChainTxHashes")),
+            updated_at=parse_utc(updated_at) if updated_at else None,
+        )
+
+    # --- HTTP ----------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, *, params: dict | None = None,
+                 json_body: dict | None = None, retry: bool) -> Any:
+        attempts = 1 + self._retries if retry else 1
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(self._backoff * 2 ** (attempt - 1))
+            try:
+                return self._send_once(method, path, params, json_body)
+            except RateLimited:
+                raise
+            except ProviderUnavailable as exc:
+                failure = exc
+        raise failure
+
+    def _send_once(self, method: str, path: str, params: dict | None, json_body: dict | None) -> Any:
+        try:
+            response = self._session.request(
+                method, self._base_url + path, params=params, json=json_body,
+                headers=self._headers(), timeout=(self._timeout, self._timeout),
+            )
+        except (requests.Timeout, requests.ConnectionError) as exc:
+            raise ProviderUnavailable(f"1Click {method} {path} failed: {exc}") from exc
+        status = response.status_code
+        if status == 429:
+            raise RateLimited(f"1Click {method} {path} answered 429: {_message(response)}")
+        if status >= 500:
+            raise ProviderUnavailable(f"1Click {method} {path} answered {status}")
+        if status >= 400:
+            raise ProviderRejected(f"1Click {method} {path} answered {status}: {_message(response)}")
+        with _parsing(f"answer to {method} {path}"):
+            return json.loads(response.text, parse_float=Decimal)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._jwt:
+            headers["Authorization"] = f"Bearer {self._jwt}"
+        return headers
+
+
+def _parse_token(entry: dict[str, Any]) -> Asset:
+    symbol, network = str(entry["symbol"]), str(entry["blockchain"]).lower()
+    return Asset(
+        code=_asset_code(symbol, network, entry.get("contractAddress")),
+        symbol=symbol,
+        network=network,
+        decimals=int(entry["decimals"]),
+        provider_asset_id=str(entry["assetId"]),
+        price_usd=_decimal_or_none(entry.get("price")),
+        needs_memo=network in MEMO_CHAINS,
+    )
+
+
+def _asset_code(symbol: str, network: str, contract_address: str | None) -> str:
+    wrapped = WRAPPED_NATIVES.get((network, symbol))
+    if wrapped:
+        return wrapped
+    if not contract_address and NATIVE_SYMBOLS.get(network) == symbol.upper():
+        return symbol.lower()
+    return f"{symbol.lower()}.{network}"
+
+
+def _amount(raw: Any, decimals: int | None) -> Decimal | None:
+    if raw is None:
+        return None
+    if decimals is None:
+        raise KeyError("an amount came without its asset")
+    return from_smallest_units(raw, decimals)
+
+
+def _hashes(entries: Any) -> tuple[str, ...]:
+    return tuple(str(entry["hash"]) for entry in entries or ())
+
+
+def _message(response: requests.Response) -> str:
+    """1Click errors are `{"message": ...}`; fall back to the raw text."""
+    try:
+        return str(json.loads(response.text)["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200] or response.reason

@@ -1,0 +1,153 @@
+"""Buyer checkout of a payment link (spec "Checkout rules", DECISIONS §10).
+
+The rules: fixed links take no amount, customer-defined ones need one within bounds; a reusable
+link creates an invoice each time; a single-use link reuses its open invoice, and once paid
+refuses. With `origin_asset` + `refund_to` the invoice is quoted at once (awaiting_payment).
+
+Concurrency: the decision "reuse or create" is made while holding the link's row lock
+(services/locks.py), so concurrent checkouts of one single-use link queue on that row and the
+second one finds the first one's invoice.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Callable
+
+import providers
+from models.base import db
+from models.invoices import Invoice
+from models.payment_links import PaymentLink
+from models.stores import Store
+from providers.base import ProviderRejected, ProviderUnavailable, QuoteRequest
+from services import ids, invoice_states, locks, payment_links
+from services.errors import DomainError
+
+RETRY_AFTER_SECONDS = 5
+OPEN = invoice_states.OPEN
+
+
+class CheckoutUnavailable(DomainError):
+    """503 `checkout_unavailable`; the error handler adds `Retry-After: retry_after`."""
+
+    retry_after = RETRY_AFTER_SECONDS
+
+    def __init__(self, message: str = "Checkout is temporarily unavailable; retry shortly."):
+        super().__init__("checkout_unavailable", message)
+
+
+@dataclass(frozen=True)
+class CheckoutResult:
+    invoice: Invoice
+    reused: bool
+
+
+def provider_for(settings):
+    """The configured swap provider (the payment engine's `providers.get_provider`)."""
+    get_provider = getattr(providers, "get_provider", None)
+    if get_provider is None:   # the payment engine is not installed in this build
+        raise CheckoutUnavailable("Paying from a chosen asset is not available yet; start the checkout "
+                                  "without origin_asset and refund_to and pick on the checkout page.")
+    return get_provider(settings)
+
+
+def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int,
+                   get_provider: Callable[[], object] | None = None) -> CheckoutResult:
+    """Create or reuse the invoice for a buyer's checkout of the link behind `token`.
+
+    `get_provider()` returns the swap provider; it is called only when `data` has `origin_asset`
+    (and then `refund_to`), after the link and amount checks.
+    """
+    link = payment_links.get_public(token)
+    # Cheap checks first, on the unlocked row; they are repeated under the lock below.
+    _ensure_open(link, link.store)
+    payment_links.check_checkout_amount(link, data.get("amount"))
+    origin_asset = data.get("origin_asset")
+    provider = get_provider() if origin_asset is not None else None
+    if origin_asset is not None:
+        # Asks the provider before anything is written: if it is down, the buyer gets a 503 and
+        # no orphan invoice is left behind.
+        ensure_supported_asset(provider, origin_asset)
+    with db.atomic():
+        link = locks.lock_row(PaymentLink, link.id)
+        store = Store.get_by_id(link.store_id)
+        _ensure_open(link, store)
+        amount = payment_links.check_checkout_amount(link, data.get("amount"))
+        invoice = None if link.allow_multiple_payments else _open_invoice(link, now=now)
+        reused = invoice is not None
+        if invoice is None:
+            invoice = _create_invoice(link, store, amount, now=now, ttl_seconds=ttl_seconds)
+            payment_links.mark_checkout_started(link, now=now)
+    if origin_asset is not None and invoice.status in ("pending", "quoted") and invoice.deposit_address is None:
+        invoice = quote_new_invoice(invoice, origin_asset, data["refund_to"], provider=provider, now=now)
+    return CheckoutResult(invoice, reused)
+
+
+def _ensure_open(link: PaymentLink, store: Store) -> None:
+    if link.status == "completed":
+        raise DomainError("payment_link_already_paid", "This single-use payment link has already been paid.")
+    if link.status != "active":
+        raise DomainError("payment_link_unavailable", "This payment link is not accepting payments.")
+    if not store.payout_wallet:
+        raise DomainError("payment_link_unavailable", "This store cannot accept payments yet.")
+
+
+def _open_invoice(link: PaymentLink, *, now: dt.datetime) -> Invoice | None:
+    """The single-use link's newest invoice that can still be paid. One past its `expires_at` is
+    not reused even if the expiry sweep has not moved it yet: the buyer would get a dead invoice."""
+    return (Invoice.select()
+            .where((Invoice.store == link.store_id) & (Invoice.payment_link_id == link.public_id)
+                   & Invoice.status.in_(OPEN) & (Invoice.expires_at > now))
+            .order_by(Invoice.created_at.desc(), Invoice.id.desc()).first())
+
+
+def _create_invoice(link: PaymentLink, store: Store, amount, *, now: dt.datetime, ttl_seconds: int) -> Invoice:
+    return invoice_states.create(
+        now=now,
+        id=ids.new_uuid(),
+        public_id=ids.new_public_id("inv_"),
+        store=store.id,
+        amount=amount,
+        currency=link.currency,
+        order_amount=amount,
+        order_currency=link.currency,
+        output_asset=store.output_asset,
+        payment_link_id=link.public_id,
+        expires_at=now + dt.timedelta(seconds=ttl_seconds),
+    )
+
+
+def ensure_supported_asset(provider, origin_asset: str) -> None:
+    try:
+        codes = {asset.code for asset in provider.supported_assets()}
+    except ProviderUnavailable:
+        raise CheckoutUnavailable() from None
+    if origin_asset not in codes:
+        raise DomainError("unsupported_asset", f"origin_asset {origin_asset!r} is not accepted; "
+                          "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
+
+
+def quote_new_invoice(invoice: Invoice, origin_asset: str, refund_to: str, *, provider,
+                      now: dt.datetime) -> Invoice:
+    """Wet quote for a pending/quoted invoice, then `commit_quote` → awaiting_payment.
+
+    Outside any transaction: a provider call must not hold the link's lock. If two checkouts of
+    one single-use link both get here, the compare-and-set lets the first address stand.
+    """
+    store = Store.get_by_id(invoice.store_id)
+    request = QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
+        recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
+        reference=invoice.public_id)
+    try:
+        quote = provider.quote(request)
+    except ProviderUnavailable:
+        raise CheckoutUnavailable() from None
+    except ProviderRejected as error:
+        raise DomainError("validation_error", f"refund_to: the swap provider refused the quote ({error})",
+                          param="refund_to") from None
+    from services import quotes   # the payment engine's one definition of a committed quote
+
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
+                                **quotes.committed_fields(quote, refund_to=refund_to, now=now))
+    return moved if moved is not None else Invoice.get_by_id(invoice.id)

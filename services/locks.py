@@ -1,0 +1,19 @@
+"""Row locks for read-decide-write sections, behind one helper (STYLE anti-pattern 8)."""
+from __future__ import annotations
+
+from models.base import is_postgres
+
+
+def lock_row(model, row_id):
+    """Re-read the row `row_id` of `model` and hold it until the current transaction ends.
+
+    Call inside `db.atomic()`. PostgreSQL: `SELECT … FOR UPDATE`, so a second transaction that
+    locks the same row waits for the first to commit, then reads what it wrote. SQLite has no row
+    locks (peewee's `for_update()` raises there) and serialises writers on the whole database;
+    a no-op UPDATE takes that write lock now rather than at the first real write, so a concurrent
+    writer waits here instead of failing later on a stale read (SQLITE_BUSY_SNAPSHOT in WAL mode).
+    """
+    if is_postgres():
+        return model.select().where(model.id == row_id).for_update().get()
+    model.update({model.id: model.id}).where(model.id == row_id).execute()
+    return model.get_by_id(row_id)

@@ -1,0 +1,348 @@
+"""Sending deliveries (DECISIONS §1, §11): claim due rows from the database in batches, send them
+concurrently from one job, record every attempt, and schedule the next one on the row.
+
+A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a
+fresh token: no other worker can claim it meanwhile, so one delivery is never attempted twice
+at once, and a worker that dies mid-attempt leaves a claim that simply runs out, after which
+the delivery is claimed again (the lost attempt is recorded as `interrupted`). Results are
+written only where the token still matches, so a succeeded delivery is never sent again by a
+duplicated or retried job.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import random
+import secrets
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import peewee as pw
+import requests
+
+from models.base import db, is_postgres
+from models.events import Event
+from models.stores import Store
+from models.webhooks import MAX_EXCERPT_BYTES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from services import clock, ids
+from services.webhook_signing import signature_header
+from services.webhook_urls import AddressRefused, delivery_session
+
+log = logging.getLogger("tender.webhooks")
+
+USER_AGENT = "Tender-Webhooks/1.0"
+DISABLE_AFTER = dt.timedelta(days=3)
+MAX_BODY_READ = 64 * 1024            # read (and discard) at most this much of a response
+JITTER = 0.10
+
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    retry_schedule: tuple[int, ...]
+    timeout_seconds: int
+    claim_seconds: int
+    concurrency: int
+    allow_private: bool
+
+    @classmethod
+    def from_settings(cls, settings) -> "DeliveryPolicy":
+        return cls(settings.webhook_retry_schedule, settings.webhook_timeout_seconds,
+                   settings.webhook_claim_seconds, settings.webhook_concurrency,
+                   settings.allow_private_webhook_urls)
+
+    def next_attempt_at(self, attempts_made: int, now: dt.datetime) -> dt.datetime | None:
+        """When to try again after `attempts_made` failed attempts; None when out of retries."""
+        if attempts_made > len(self.retry_schedule):
+            return None
+        delay = self.retry_schedule[attempts_made - 1]
+        return now + dt.timedelta(seconds=delay * (1 + random.uniform(0, JITTER)))
+
+
+@dataclass
+class Work:
+    """Everything one attempt needs, read at claim time so the sending thread never touches the DB."""
+    delivery_id: object
+    public_id: str
+    number: int
+    claim_token: str
+    url: str
+    secrets: list[str]
+    body: bytes
+    event_public_id: str
+    event_type: str
+    endpoint_id: object = None
+    endpoint_enabled: bool = True
+    endpoint_failing_since: dt.datetime | None = None
+
+
+@dataclass
+class Outcome:
+    work: Work
+    started_at: dt.datetime
+    ok: bool
+    status_code: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+    excerpt: str | None = None
+
+
+@dataclass
+class RunCounts:
+    succeeded: int = 0
+    failed_attempts: int = 0
+    given_up: int = 0
+    outcomes: list = field(default_factory=list, repr=False)
+
+
+def _write_transaction():
+    # SQLite: take the write lock up front, so a read-then-update claim cannot interleave.
+    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
+
+
+def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
+    """Reserve up to `limit` due deliveries (oldest due first) for this worker."""
+    if limit <= 0:
+        return []
+    token = secrets.token_hex(16)
+    with _write_transaction():
+        due = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
+                                      WebhookDelivery.last_attempt_at)
+               .where((WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now))
+               .order_by(WebhookDelivery.next_attempt_at).limit(limit))
+        if is_postgres():
+            due = due.for_update(skip_locked=True)
+        rows = list(due)
+        if not rows:
+            return []
+        (WebhookDelivery.update(claim_token=token, attempts=WebhookDelivery.attempts + 1, last_attempt_at=now,
+                                next_attempt_at=now + dt.timedelta(seconds=policy.claim_seconds), updated_at=now)
+         .where(WebhookDelivery.id.in_([row.id for row in rows])).execute())
+        interrupted = [row for row in rows if row.claim_token is not None]
+        if interrupted:
+            # The worker that held these died mid-attempt (its claim ran out): say so in the history.
+            WebhookAttempt.insert_many([
+                dict(id=ids.new_uuid(), delivery=row.id, number=row.attempts, outcome="interrupted",
+                     started_at=row.last_attempt_at or now, error="the worker stopped during this attempt")
+                for row in interrupted]).execute()
+        return _load_work(token)
+
+
+def _load_work(token: str) -> list[Work]:
+    query = (WebhookDelivery.select(
+                 WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
+                 WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
+                 Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
+                 WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
+                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret)
+             .join(Event, on=(WebhookDelivery.event == Event.id))
+             .switch(WebhookDelivery)
+             .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
+             .switch(WebhookDelivery)
+             .join(Store, on=(WebhookDelivery.store == Store.id))
+             .where(WebhookDelivery.claim_token == token)
+             .dicts())
+    now = clock.utcnow()
+    work = []
+    for row in query:
+        if row["endpoint_id"] is not None:
+            keys = [row["secret"]]
+            expires = row["previous_secret_expires_at"]
+            if row["previous_secret"] and expires and expires > now:
+                keys.append(row["previous_secret"])
+            url, enabled, failing_since = row["endpoint_url"], row["enabled"], row["failing_since"]
+        else:
+            keys, url, enabled, failing_since = [row["callback_secret"]], row["url"], True, None
+        work.append(Work(delivery_id=row["id"], public_id=row["public_id"], number=row["attempts"],
+                         claim_token=token, url=url, secrets=keys, body=render_body(row["payload"]),
+                         event_public_id=row["event_public_id"], event_type=row["event_type"],
+                         endpoint_id=row["endpoint_id"], endpoint_enabled=bool(enabled),
+                         endpoint_failing_since=failing_since))
+    return work
+
+
+def render_body(payload: dict) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def headers_for(work: Work, timestamp: int) -> dict:
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Tender-Event-Id": work.event_public_id,
+        "X-Tender-Event-Type": work.event_type,
+        "X-Tender-Delivery-Id": work.public_id,
+        "X-Tender-Timestamp": str(timestamp),
+        "X-Tender-Signature": signature_header(work.secrets, timestamp, work.body),
+    }
+
+
+def send(session: requests.Session, work: Work, policy: DeliveryPolicy) -> Outcome:
+    """One HTTP attempt. Runs in a pool thread: no database access here."""
+    started_at = clock.utcnow()
+    if not work.endpoint_enabled:
+        return Outcome(work, started_at, ok=False, error="the endpoint is disabled; nothing was sent")
+    if not policy.allow_private and urlsplit(work.url).scheme != "https":
+        return Outcome(work, started_at, ok=False, error="refused: webhook URLs must be https://")
+    timestamp = int(time.time())
+    began = time.monotonic()
+    deadline = began + policy.timeout_seconds
+    try:
+        response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
+                                timeout=(policy.timeout_seconds, policy.timeout_seconds),
+                                allow_redirects=False, stream=True)
+        try:
+            excerpt, complete = _read_excerpt(response, deadline)
+        finally:
+            response.close()       # back to the pool when fully read, otherwise dropped
+    except requests.Timeout:
+        return Outcome(work, started_at, ok=False, latency_ms=_ms(began),
+                       error=f"timed out after {policy.timeout_seconds} s")
+    except requests.RequestException as error:
+        return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
+    status = response.status_code
+    outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
+                      latency_ms=_ms(began), excerpt=excerpt)
+    if not complete:
+        outcome.error = f"no complete answer within {policy.timeout_seconds} s"
+    elif 300 <= status < 400:
+        outcome.error = f"redirects are not followed (HTTP {status} to {response.headers.get('Location', '?')[:200]})"
+    elif not outcome.ok:
+        outcome.error = f"HTTP {status}"
+    return outcome
+
+
+def _read_excerpt(response, deadline: float) -> tuple[str, bool]:
+    """The first 1 KiB of the body as text; False if the answer took longer than the deadline."""
+    head, total = b"", 0
+    for chunk in response.iter_content(4096):
+        if len(head) < MAX_EXCERPT_BYTES:
+            head += chunk[:MAX_EXCERPT_BYTES - len(head)]
+        total += len(chunk)
+        if time.monotonic() > deadline:
+            return head.decode("utf-8", "replace"), False
+        if total > MAX_BODY_READ:
+            break
+    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], time.monotonic() <= deadline
+
+
+def _describe(error: Exception) -> str:
+    """A short reason, naming a refused address when the address guard stopped the connection."""
+    seen, stack = set(), [error]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, AddressRefused):
+            return current.refusal
+        stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
+        stack.extend(arg for arg in getattr(current, "args", ()) if isinstance(arg, BaseException))
+    return f"connection failed: {type(error).__name__}: {str(error)[:300]}"
+
+
+def _ms(began: float) -> int:
+    return int((time.monotonic() - began) * 1000)
+
+
+def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
+    """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction."""
+    attempts, endpoint_results = [], {}
+    with db.atomic():
+        for outcome in outcomes:
+            work = outcome.work
+            fields = dict(last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
+                          last_error=outcome.error, last_response_excerpt=outcome.excerpt,
+                          claim_token=None, updated_at=now)
+            if outcome.ok:
+                fields.update(status="succeeded", succeeded_at=now, next_attempt_at=None)
+            else:
+                retry_at = policy.next_attempt_at(work.number, now) if work.endpoint_enabled else None
+                fields.update(status="pending" if retry_at else "failed", next_attempt_at=retry_at)
+            updated = (WebhookDelivery.update(**fields)
+                       .where((WebhookDelivery.id == work.delivery_id)
+                              & (WebhookDelivery.claim_token == work.claim_token)).execute())
+            if not updated:
+                # The claim ran out and another worker took over, or the endpoint was deleted.
+                log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
+                continue
+            attempts.append(dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
+                                 outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
+                                 status_code=outcome.status_code, latency_ms=outcome.latency_ms,
+                                 error=outcome.error, response_excerpt=outcome.excerpt))
+            counts.outcomes.append(outcome)
+            if outcome.ok:
+                counts.succeeded += 1
+            else:
+                counts.failed_attempts += 1
+                counts.given_up += fields["status"] == "failed"
+            if work.endpoint_id is not None and work.endpoint_enabled:
+                endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
+        if attempts:
+            WebhookAttempt.insert_many(attempts).execute()
+        for endpoint_id, results in endpoint_results.items():
+            _update_endpoint_health(endpoint_id, results, now=now)
+
+
+def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:
+    failing_since = results[0].work.endpoint_failing_since
+    where = WebhookEndpoint.id == endpoint_id
+    if any(result.status_code == 410 for result in results):
+        WebhookEndpoint.update(enabled=False, disabled_reason="the endpoint answered 410 Gone",
+                               updated_at=now).where(where).execute()
+    elif any(result.ok for result in results):
+        if failing_since is not None:
+            WebhookEndpoint.update(failing_since=None).where(where).execute()
+    elif failing_since is None:
+        WebhookEndpoint.update(failing_since=now).where(where & WebhookEndpoint.failing_since.is_null()).execute()
+    elif now - failing_since >= DISABLE_AFTER:
+        WebhookEndpoint.update(enabled=False, updated_at=now,
+                               disabled_reason="every delivery failed for 3 days").where(where).execute()
+
+
+_sessions: dict = {}
+
+
+def _shared_session(policy: DeliveryPolicy) -> requests.Session:
+    """One Session per process (and per address policy), so connections to receivers are reused
+    across delivery runs; never one inherited through a fork."""
+    key = (os.getpid(), policy.allow_private, policy.concurrency)
+    if key not in _sessions:
+        _sessions.clear()
+        _sessions[key] = delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    return _sessions[key]
+
+
+def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
+                session: requests.Session | None = None) -> RunCounts:
+    """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
+    due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
+
+    Claims and results are batched: results are written, and slots refilled, when half the
+    slots have finished (or nothing else is in flight), so a transaction covers many attempts."""
+    counts = RunCounts()
+    session = session or _shared_session(policy)
+    began = time.monotonic()
+    in_flight, finished = {}, []
+    half = max(1, policy.concurrency // 2)
+    with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
+        while True:
+            if finished and (len(finished) >= half or not in_flight):
+                record(finished, policy, now=now(), counts=counts)
+                finished = []
+            free = policy.concurrency - len(in_flight) - len(finished)
+            if (not in_flight or free >= half) and time.monotonic() - began < max_seconds:
+                for work in claim_due(policy, now=now(), limit=free):
+                    in_flight[pool.submit(send, session, work, policy)] = work
+            if not in_flight:
+                if finished:
+                    continue
+                break
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for future in done:
+                del in_flight[future]
+                finished.append(future.result())
+    return counts

@@ -1,0 +1,186 @@
+"""Webhook endpoints and their deliveries: the merchant-facing verbs and queries (DECISIONS §11).
+
+Sending lives in services/webhook_delivery.py; fan-out of events in services/outbox.py."""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+import peewee as pw
+
+from models.base import db, is_postgres
+from models.events import Event
+from models.stores import Store
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from services import ids
+from services.errors import DomainError, NotFound
+from services.events import EVENT_TYPES
+from services.pagination import Page, PageRequest, paginate
+from services.webhook_urls import check_target_url
+
+MAX_ENDPOINTS_PER_STORE = 16
+SECRET_PREFIX = "whsec_"
+ROTATION_OVERLAP = dt.timedelta(hours=24)
+DELIVERY_STATUSES = ("pending", "succeeded", "failed")
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_hex(32)
+
+
+def check_events(kinds) -> list[str]:
+    """The subscription list: known kinds, or exactly ["*"]; duplicates dropped, order kept."""
+    if not kinds:
+        raise DomainError("validation_error", "events: must list at least one event kind", param="events")
+    for kind in kinds:
+        if kind != "*" and kind not in EVENT_TYPES:
+            raise DomainError("unknown_event_type",
+                              f"events: unknown event kind {kind!r}; known: *, {', '.join(EVENT_TYPES)}",
+                              param="events")
+    kinds = list(dict.fromkeys(kinds))
+    if "*" in kinds and len(kinds) > 1:
+        raise DomainError("validation_error", "events: \"*\" already means every kind; send it alone",
+                          param="events")
+    return kinds
+
+
+def _lock_store(store_id) -> None:
+    """Serialize writes that count a store's endpoints (PostgreSQL row lock; SQLite writes are
+    serialized already by its IMMEDIATE transaction)."""
+    if is_postgres():
+        Store.select(Store.id).where(Store.id == store_id).for_update().execute()
+
+
+def _write_transaction():
+    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
+
+
+def create_endpoint(store: Store, data: dict, *, now: dt.datetime, allow_private: bool) -> WebhookEndpoint:
+    """The new endpoint, carrying its secret as `shown_secret` for the one response that shows it."""
+    url = check_target_url(data["url"], allow_private=allow_private)
+    kinds = check_events(data["events"])
+    secret = new_secret()
+    with _write_transaction():
+        _lock_store(store.id)
+        count = WebhookEndpoint.select().where(WebhookEndpoint.store == store.id).count()
+        if count >= MAX_ENDPOINTS_PER_STORE:
+            raise DomainError("webhook_endpoint_limit",
+                              f"A store has at most {MAX_ENDPOINTS_PER_STORE} webhook endpoints; delete one first.")
+        endpoint = WebhookEndpoint.create(
+            id=ids.new_uuid(), public_id=ids.new_public_id("wh_"), store=store.id, name=data.get("name"),
+            url=url, events=kinds, secret=secret, enabled=data.get("enabled", True),
+            created_at=now, updated_at=now)
+    endpoint.shown_secret = secret
+    return endpoint
+
+
+def get_endpoint(store: Store, public_id: str) -> WebhookEndpoint:
+    endpoint = None
+    if ids.is_public_id(public_id, "wh_"):
+        endpoint = WebhookEndpoint.get_or_none((WebhookEndpoint.public_id == public_id)
+                                               & (WebhookEndpoint.store == store.id))
+    if endpoint is None:
+        raise NotFound("webhook_endpoint_not_found", f"No webhook endpoint {public_id!r} in this store.")
+    return endpoint
+
+
+def list_endpoints(store: Store, page: PageRequest) -> Page:
+    scope = WebhookEndpoint.store == store.id
+    return paginate(WebhookEndpoint.select().where(scope), WebhookEndpoint, page, prefix="wh_", scope=scope)
+
+
+def update_endpoint(endpoint: WebhookEndpoint, data: dict, *, now: dt.datetime, allow_private: bool) -> WebhookEndpoint:
+    changes = {}
+    if "url" in data:
+        changes["url"] = check_target_url(data["url"], allow_private=allow_private)
+    if "events" in data:
+        changes["events"] = check_events(data["events"])
+    if "name" in data:
+        changes["name"] = data["name"]
+    if "enabled" in data:
+        changes["enabled"] = data["enabled"]
+        if data["enabled"]:
+            # Re-enabling starts the failure clock afresh.
+            changes.update(disabled_reason=None, failing_since=None)
+        elif endpoint.enabled:
+            changes["disabled_reason"] = "disabled by the merchant"
+    if changes:
+        WebhookEndpoint.update(updated_at=now, **changes).where(WebhookEndpoint.id == endpoint.id).execute()
+    return WebhookEndpoint.get_by_id(endpoint.id)
+
+
+def delete_endpoint(endpoint: WebhookEndpoint) -> None:
+    """Its deliveries go with it (cascade): nothing more is sent to a deleted endpoint."""
+    with db.atomic():
+        WebhookEndpoint.delete().where(WebhookEndpoint.id == endpoint.id).execute()
+
+
+def rotate_secret(endpoint: WebhookEndpoint, *, now: dt.datetime) -> WebhookEndpoint:
+    """A new secret now; the one it replaces still signs (as a second v1=) for 24 hours."""
+    secret = new_secret()
+    WebhookEndpoint.update(secret=secret, previous_secret=endpoint.secret,
+                           previous_secret_expires_at=now + ROTATION_OVERLAP, updated_at=now
+                           ).where(WebhookEndpoint.id == endpoint.id).execute()
+    endpoint = WebhookEndpoint.get_by_id(endpoint.id)
+    endpoint.shown_secret = secret
+    return endpoint
+
+
+def _deliveries_query():
+    return (WebhookDelivery.select(WebhookDelivery, Event.public_id, Event.type, WebhookEndpoint.public_id,
+                                   WebhookEndpoint.url)
+            .join(Event, on=(WebhookDelivery.event == Event.id))
+            .switch(WebhookDelivery)
+            .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id),
+                  attr="target_endpoint"))
+
+
+def list_deliveries(endpoint: WebhookEndpoint, filters: dict, page: PageRequest) -> Page:
+    scope = WebhookDelivery.endpoint == endpoint.id
+    query = _deliveries_query().where(scope)
+    if filters.get("status"):
+        query = query.where(WebhookDelivery.status == filters["status"])
+    return paginate(query, WebhookDelivery, page, prefix="whd_", scope=scope)
+
+
+def get_delivery(store: Store, public_id: str) -> WebhookDelivery:
+    delivery = None
+    if ids.is_public_id(public_id, "whd_"):
+        delivery = _deliveries_query().where((WebhookDelivery.public_id == public_id)
+                                             & (WebhookDelivery.store == store.id)).first()
+    if delivery is None:
+        raise NotFound("webhook_delivery_not_found", f"No webhook delivery {public_id!r} in this store.")
+    return delivery
+
+
+def attempts_of(delivery: WebhookDelivery) -> list[WebhookAttempt]:
+    return list(WebhookAttempt.select().where(WebhookAttempt.delivery == delivery.id)
+                .order_by(WebhookAttempt.number, WebhookAttempt.started_at))
+
+
+def redeliver(store: Store, delivery: WebhookDelivery, *, now: dt.datetime) -> WebhookDelivery:
+    """Make the delivery due now. One attempt is added; if it fails, the retry schedule goes on
+    from the attempt count. A delivery a worker holds right now is left to that attempt."""
+    if delivery.endpoint_id is not None and not WebhookEndpoint.get_by_id(delivery.endpoint_id).enabled:
+        raise DomainError("validation_error", "The endpoint is disabled; enable it before redelivering.",
+                          param="endpoint")
+    (WebhookDelivery.update(status="pending", next_attempt_at=now, updated_at=now)
+     .where((WebhookDelivery.id == delivery.id) & WebhookDelivery.claim_token.is_null()).execute())
+    return get_delivery(store, delivery.public_id)
+
+
+def get_event(store: Store, public_id: str) -> Event:
+    event = None
+    if ids.is_public_id(public_id, "evt_"):
+        event = Event.get_or_none((Event.public_id == public_id) & (Event.store == store.id))
+    if event is None:
+        raise NotFound("event_not_found", f"No event {public_id!r} in this store.")
+    return event
+
+
+def list_events(store: Store, filters: dict, page: PageRequest) -> Page:
+    scope = Event.store == store.id
+    query = Event.select().where(scope)
+    if filters.get("type"):
+        query = query.where(Event.type == filters["type"])
+    return paginate(query, Event, page, prefix="evt_", scope=scope)

@@ -1,0 +1,61 @@
+"""Shared by the API tests: the documented field sets, and the two error shapes of DECISIONS §8."""
+from __future__ import annotations
+
+import re
+
+# DECISIONS §8, written out here rather than imported, so the tests check the mapping in the code.
+TYPE_BY_STATUS = {
+    400: "invalid_request", 401: "authentication_error", 403: "permission_error", 404: "not_found",
+    405: "invalid_request", 409: "conflict", 413: "invalid_request", 422: "unprocessable_entity",
+    429: "rate_limited", 500: "api_error", 503: "service_unavailable",
+}
+REQUEST_ID = re.compile(r"^req_[0-9a-f]{32}$")
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+# The spec's resources, every field always present (DECISIONS §3).
+INVOICE_FIELDS = {
+    "id", "external_order_id", "status", "amount", "currency", "order_amount", "order_currency",
+    "paid_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",
+    "payment_link_id", "transaction_hash", "metadata", "created_at", "updated_at", "paid_at", "expires_at",
+}
+STATUS_FIELDS = {
+    "id", "status", "swap_status", "paid_amount", "received_amount", "difference_amount", "transaction_hash",
+    "paid_at", "deposit_address", "deposit_memo", "return_url",
+}
+TRANSACTION_FIELDS = {
+    "id", "invoice_id", "type", "network", "token", "amount", "transaction_hash", "from_wallet", "to_wallet",
+    "confirmations", "status", "verified", "confirmed_at", "created_at", "updated_at",
+}
+
+
+def assert_error(response, status: int, code: str, *, param: str | None = None) -> dict:
+    """The standard shape `{"error": {type, code, message, request_id[, param]}}`."""
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/json"
+    body = response.get_json()
+    assert set(body) == {"error"}, body
+    error = body["error"]
+    assert {"type", "code", "message", "request_id"} <= set(error), error
+    assert error["code"] == code, error
+    assert error["type"] == TYPE_BY_STATUS[status], error
+    assert isinstance(error["message"], str) and error["message"]
+    assert REQUEST_ID.match(error["request_id"])
+    assert error["request_id"] == response.headers["X-Request-Id"]
+    if param is not None:
+        assert error.get("param") == param, error
+    return error
+
+
+def assert_legacy_error(response, status: int, code: str, *, param: str | None = None) -> dict:
+    """The legacy shape `{"error": message, "code", "details": {}}` (create invoice, integrations)."""
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/json"
+    body = response.get_json()
+    assert set(body) == {"error", "code", "details"}, body
+    assert isinstance(body["error"], str) and body["error"]
+    assert body["code"] == code, body
+    assert isinstance(body["details"], dict)
+    assert body["details"]["request_id"] == response.headers["X-Request-Id"]
+    if param is not None:
+        assert body["details"].get("param") == param, body
+    return body

@@ -1,0 +1,169 @@
+"""The operator CLI (DECISIONS §9): its commands and their JSON output are a contract."""
+import datetime as dt
+import json
+import re
+
+import pytest
+
+from models.base import db
+from models.stores import ApiKey, Store
+from services.api_keys import MERCHANT_SCOPES
+from tests import factories
+
+KEY = re.compile(r"^sk_live_[0-9a-f]{40}$")
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def invoke(runner, *args):
+    return runner.invoke(args=list(args))
+
+
+def invoke_json(runner, *args):
+    result = invoke(runner, *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def bearer(raw):
+    return {"Authorization": f"Bearer {raw}"}
+
+
+def test_stores_create_json_shape_and_a_working_standard_key(runner, client):
+    out = invoke_json(runner, "stores", "create", "--name", "Corner shop", "--payout-wallet", "corner.near",
+                      "--output-asset", "usdc.base")
+    assert set(out) == {"store_id", "store_name", "api_key"}
+    assert out["store_name"] == "Corner shop"
+    assert KEY.match(out["api_key"])
+    store = Store.get_by_id(out["store_id"])
+    assert (store.name, store.payout_wallet, store.output_asset) == ("Corner shop", "corner.near", "usdc.base")
+    key = ApiKey.get(ApiKey.store == store.id)
+    assert key.kind == "standard" and key.scope_set == set(MERCHANT_SCOPES)
+    created = client.post("/v1/invoices", headers=bearer(out["api_key"]), json={"amount": "5.00"})
+    assert created.status_code == 201
+    assert created.get_json()["output_asset"] == "usdc.base"
+
+
+def test_stores_create_without_json_prints_the_key_once_in_text(runner):
+    result = invoke(runner, "stores", "create", "--name", "Text shop")
+    assert result.exit_code == 0
+    store = Store.get(Store.name == "Text shop")
+    assert str(store.id) in result.output
+    assert re.search(r"sk_live_[0-9a-f]{40}", result.output)
+    assert store.output_asset == "usdc.near" and store.payout_wallet is None
+
+
+@pytest.mark.parametrize("name", ["", "   ", "n" * 201])
+def test_stores_create_with_a_bad_name_fails_cleanly(runner, name):
+    result = invoke(runner, "stores", "create", "--name", name, "--json")
+    assert result.exit_code != 0
+    assert "name" in result.output and "Traceback" not in result.output
+    assert Store.select().count() == 0
+
+
+def test_keys_create_json_shape_with_the_kinds_default_scopes(runner, store):
+    out = invoke_json(runner, "keys", "create", "--store", str(store.id))
+    assert set(out) == {"id", "api_key", "kind", "scopes"}
+    assert KEY.match(out["api_key"])
+    assert out["kind"] == "standard"
+    assert set(out["scopes"]) == set(MERCHANT_SCOPES)
+    assert not any(scope.startswith("woocommerce:") for scope in out["scopes"])
+    assert ApiKey.get_by_id(out["id"]).store_id == store.id
+
+
+def test_keys_create_bootstrap(runner, store):
+    out = invoke_json(runner, "keys", "create", "--store", str(store.id), "--kind", "bootstrap")
+    assert out["kind"] == "bootstrap"
+    assert sorted(out["scopes"]) == ["woocommerce:connect", "woocommerce:status"]
+    row = ApiKey.get_by_id(out["id"])
+    assert row.expires_at is not None and row.expires_at - row.created_at == dt.timedelta(hours=24)
+
+
+def test_keys_create_with_scopes_limits_the_key(runner, client, store):
+    out = invoke_json(runner, "keys", "create", "--store", str(store.id), "--scopes", "invoices:read, transactions:read")
+    assert out["scopes"] == ["invoices:read", "transactions:read"]
+    assert client.get("/v1/invoices", headers=bearer(out["api_key"])).status_code == 200
+    refused = client.post("/v1/invoices", headers=bearer(out["api_key"]), json={"amount": "1.00"})
+    assert (refused.status_code, refused.get_json()["code"]) == (403, "INSUFFICIENT_SCOPE")
+
+
+@pytest.mark.parametrize("scopes", ["payments:read", "invoices:read,payments:read", "invoices:*", "admin"])
+def test_keys_create_refuses_unknown_scopes(runner, store, scopes):
+    result = invoke(runner, "keys", "create", "--store", str(store.id), "--scopes", scopes, "--json")
+    assert result.exit_code != 0
+    assert "scope" in result.output and "Traceback" not in result.output
+    assert ApiKey.select().count() == 0
+
+
+@pytest.mark.parametrize("args", [("--kind", "root"), ("--store", "not-a-uuid"),
+                                  ("--store", "00000000-0000-0000-0000-000000000000")])
+def test_keys_create_refuses_a_bad_kind_or_store(runner, store, args):
+    base = {"--store": str(store.id), "--kind": "standard"}
+    base[args[0]] = args[1]
+    result = invoke(runner, "keys", "create", *[part for pair in base.items() for part in pair], "--json")
+    assert result.exit_code != 0
+    assert ApiKey.select().count() == 0
+
+
+def test_keys_revoke_then_the_key_is_401(runner, client, store):
+    out = invoke_json(runner, "keys", "create", "--store", str(store.id))
+    assert client.get("/v1/invoices", headers=bearer(out["api_key"])).status_code == 200
+    result = invoke(runner, "keys", "revoke", out["id"])
+    assert result.exit_code == 0
+    assert ApiKey.get_by_id(out["id"]).revoked_at is not None
+    response = client.get("/v1/invoices", headers=bearer(out["api_key"]))
+    assert (response.status_code, response.get_json()["error"]["code"]) == (401, "invalid_api_key")
+    assert invoke(runner, "keys", "revoke", out["id"]).exit_code == 0      # again: harmless
+
+
+def test_keys_revoke_of_an_unknown_key_fails(runner, app):
+    result = invoke(runner, "keys", "revoke", "key_" + "0" * 32)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+def test_stores_set_payout_lets_the_store_create_invoices(runner, client):
+    store = factories.make_store(payout_wallet=None)
+    auth = bearer(factories.make_key(store))
+    before = client.post("/v1/invoices", headers=auth, json={"amount": "1.00"})
+    assert (before.status_code, before.get_json()["code"]) == (400, "payout_wallet_not_configured")
+    result = invoke(runner, "stores", "set-payout", "--store", str(store.id), "--wallet", "shop.near")
+    assert result.exit_code == 0
+    assert Store.get_by_id(store.id).payout_wallet == "shop.near"
+    assert client.post("/v1/invoices", headers=auth, json={"amount": "1.00"}).status_code == 201
+
+
+@pytest.mark.parametrize("store_id, wallet", [("not-a-uuid", "w.near"), ("00000000-0000-0000-0000-000000000000", "w.near"),
+                                              (None, ""), (None, "w" * 257)])
+def test_stores_set_payout_refuses_a_bad_store_or_wallet(runner, store, store_id, wallet):
+    result = invoke(runner, "stores", "set-payout", "--store", store_id or str(store.id), "--wallet", wallet)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert Store.get_by_id(store.id).payout_wallet == "merchant.near"
+
+
+def test_demo_creates_a_store_once_and_prints_its_key_once(runner, client):
+    first = invoke(runner, "demo")
+    assert first.exit_code == 0
+    key = re.search(r"sk_live_[0-9a-f]{40}", first.output).group(0)
+    assert client.get("/v1/invoices", headers=bearer(key)).status_code == 200
+    assert client.post("/v1/invoices", headers=bearer(key), json={"amount": "1.00"}).status_code == 201
+    second = invoke(runner, "demo")
+    assert second.exit_code == 0
+    assert "sk_live_" not in second.output
+    assert (Store.select().count(), ApiKey.select().count()) == (1, 1)
+
+
+def test_db_upgrade_on_a_migrated_database_is_a_no_op(runner, store):
+    def history():
+        return db.execute_sql("SELECT name, applied FROM schema_migration ORDER BY name").fetchall()
+
+    applied = history()
+    assert any(name.startswith("0001") for name, _ in applied)
+    for _ in range(2):
+        result = invoke(runner, "db", "upgrade")
+        assert result.exit_code == 0, result.output
+        assert "up to date" in result.output
+    assert history() == applied
+    assert Store.get_by_id(store.id).name == store.name             # data untouched

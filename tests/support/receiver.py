@@ -1,0 +1,128 @@
+"""A real webhook receiver on 127.0.0.1 for tests and the benchmark: a threaded http.server that
+records every request and answers from a per-path script of statuses.
+
+    with Receiver() as receiver:
+        receiver.script("/fail-twice", [500, 500])     # then the default, 200
+        url = receiver.url("/fail-twice")
+        receiver.wait_for(3)                           # deadline-bound, no sleeps
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict
+    body: bytes
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"       # keep-alive, as real receivers do
+    disable_nagle_algorithm = True      # else headers and body in two writes wait on delayed ACKs (40 ms)
+
+    def do_POST(self):
+        receiver = self.server.receiver
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        receiver._arrived(Received(self.path, dict(self.headers.items()), body))
+        status, answer, headers = receiver._answer_for(self.path)
+        if receiver.hold_event is not None and self.path in receiver.hold_paths:
+            receiver.held.set()
+            receiver.hold_event.wait(60)
+        payload = answer.encode()
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        pass
+
+
+class Receiver:
+    def __init__(self, host: str = "127.0.0.1"):
+        self.server = ThreadingHTTPServer((host, 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.receiver = self
+        self.requests: list[Received] = []
+        self._scripts: dict[str, list] = {}
+        self._condition = threading.Condition()
+        self.hold_event: threading.Event | None = None
+        self.hold_paths: set[str] = set()
+        self.held = threading.Event()
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.hold_event is not None:
+            self.hold_event.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def script(self, path: str, answers: list) -> None:
+        """Answer the next requests to `path` with these statuses (or (status, body, headers))."""
+        self._scripts[path] = list(answers)
+
+    def hold(self, path: str) -> threading.Event:
+        """Hold requests to `path` unanswered until the returned event is set."""
+        self.hold_event = threading.Event()
+        self.hold_paths.add(path)
+        return self.hold_event
+
+    def _answer_for(self, path):
+        with self._condition:
+            script = self._scripts.get(path)
+            answer = script.pop(0) if script else 200
+        if isinstance(answer, tuple):
+            status, body, headers = (list(answer) + ["ok", {}])[:3]
+            return status, body, headers
+        return answer, "ok" if answer < 400 else "nope", {}
+
+    def _arrived(self, received: Received) -> None:
+        with self._condition:
+            self.requests.append(received)
+            self._condition.notify_all()
+
+    def to(self, path: str) -> list[Received]:
+        with self._condition:
+            return [r for r in self.requests if r.path == path]
+
+    def wait_for(self, count: int, *, path: str | None = None, timeout: float = 15.0) -> list[Received]:
+        """Block until `count` requests (to `path`, if given) have arrived; fail at the deadline."""
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            while True:
+                matching = [r for r in self.requests if path is None or r.path == path]
+                if len(matching) >= count:
+                    return matching
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"receiver: {len(matching)} of {count} requests within {timeout} s")
+                self._condition.wait(remaining)
+
+
+if __name__ == "__main__":
+    # `python -m tests.support.receiver`: serve in its own process (the benchmark), print the
+    # port, stop when stdin closes.
+    import sys
+
+    with Receiver() as live:
+        print(live.port, flush=True)
+        sys.stdin.read()

@@ -1,0 +1,68 @@
+"""services/metadata.py: the metadata rules of DECISIONS §3."""
+import pytest
+
+from services.metadata import clean_metadata, is_sensitive_key
+
+WORDS = ["password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "mnemonic",
+         "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization"]
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_each_sensitive_word_is_caught_in_any_case_and_inside_a_key(word):
+    assert is_sensitive_key(word)
+    assert is_sensitive_key(word.upper())
+    assert is_sensitive_key(f"customer_{word}_2")
+
+
+@pytest.mark.parametrize("key", ["API-Key", "api key", "Private-Key", "seed phrase", "Card-Number", "card number"])
+def test_dashes_and_spaces_read_as_underscores(key):
+    assert is_sensitive_key(key)
+
+
+@pytest.mark.parametrize("key", ["order_id", "customer", "note", "api", "key", "card", "seed", "private",
+                                 "phrase", "apikee", "pass_word", ""])
+def test_ordinary_keys_are_not_sensitive(key):
+    assert not is_sensitive_key(key)
+
+
+def test_sensitive_keys_are_dropped_and_the_rest_kept():
+    assert clean_metadata({"order": "A1", "Password": "x", "n": 1, "user token": "t"}) == {"order": "A1", "n": 1}
+
+
+def test_values_may_be_strings_numbers_booleans_or_null():
+    value = {"s": "x", "i": 1, "t": True, "f": False, "z": None}
+    assert clean_metadata(value) == value
+
+
+def test_decimal_numbers_become_json_floats():
+    from decimal import Decimal
+
+    cleaned = clean_metadata({"weight": Decimal("1.25")})
+    assert cleaned == {"weight": 1.25} and type(cleaned["weight"]) is float
+
+
+def test_a_number_beyond_float_range_is_refused():
+    from decimal import Decimal
+
+    with pytest.raises(ValueError, match="finite"):
+        clean_metadata({"n": Decimal("1e400")})
+
+
+def test_limits_are_inclusive():
+    assert len(clean_metadata({f"k{i}": i for i in range(50)})) == 50
+    assert clean_metadata({"k" * 40: "v" * 500}) == {"k" * 40: "v" * 500}
+
+
+@pytest.mark.parametrize("value, message", [
+    ({f"k{i}": i for i in range(51)}, "50 keys"),
+    ({"k" * 41: 1}, "40 characters"),
+    ({"k": "v" * 501}, "500 characters"),
+    ({"k": {"a": 1}}, "flat"),
+    ({"k": [1]}, "flat"),
+    (["a"], "object"),
+    ("text", "object"),
+    (None, "object"),
+])
+def test_outside_the_rules_is_refused(value, message):
+    with pytest.raises(ValueError, match=message):
+        clean_metadata(value)
