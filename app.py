@@ -29,7 +29,19 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_blueprints(app)
     register_commands(app)
     _register_request_hooks(app)
+    if _runs_embedded_jobs(settings):
+        from jobs import embedded
+
+        app.extensions["tender.embedded_jobs"] = embedded.start(settings)
     return app
+
+
+def _runs_embedded_jobs(settings: Settings) -> bool:
+    """With the embedded Redis nothing else can run jobs, so the web process does (DECISIONS §1);
+    not inside a `flask …` command (a migration must not race a sweep), and not when turned off."""
+    import click
+
+    return settings.embedded_redis and settings.embedded_jobs and click.get_current_context(silent=True) is None
 
 
 def _register_request_hooks(app: Flask) -> None:

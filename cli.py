@@ -20,6 +20,7 @@ DEMO_STORE_NAME = "Demo store"
 db_cli = AppGroup("db", help="Database schema.")
 stores_cli = AppGroup("stores", help="Create and configure stores.")
 keys_cli = AppGroup("keys", help="Issue and revoke API keys.")
+invoices_cli = AppGroup("invoices", help="Inspect invoices (operators).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -118,6 +119,27 @@ def demo():
     click.echo(f"Demo store {store.id} created.\nAPI key (shown once, keep it): {raw}")
 
 
+@invoices_cli.command("stuck", help="Paid invoices still converting 1 h after their deadline, or held for review.")
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def invoices_stuck(as_json):
+    from services.clock import isoformat
+    from services.payments import stuck
+
+    rows = [{"id": invoice.public_id, "store_id": str(invoice.store_id), "status": invoice.status,
+             "swap_status": invoice.swap_status, "provider_status": invoice.provider_status,
+             "review_reason": invoice.review_reason, "deposit_address": invoice.deposit_address,
+             "provider_ref": invoice.provider_ref, "expires_at": isoformat(invoice.expires_at),
+             "paid_at": isoformat(invoice.paid_at)} for invoice in stuck(now=utcnow())]
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        click.echo(f"{row['id']} store={row['store_id']} provider={row['provider_status']} "
+                   f"review={row['review_reason'] or '-'} deadline={row['expires_at']} ref={row['provider_ref']}")
+    click.echo(f"{len(rows)} stuck invoice(s)")
+
+
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, demo):
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, demo):
         app.cli.add_command(command)

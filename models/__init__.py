@@ -2,9 +2,10 @@
 from models.events import Event
 from models.invoices import Invoice
 from models.payment_links import IdempotencyKey, PaymentLink
+from models.sandbox import SandboxDeposit
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
-              WebhookEndpoint, WebhookDelivery, WebhookAttempt]
+              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit]

@@ -1,11 +1,17 @@
-"""rq cron configuration: `rq cron scheduler/cron.py`, run by exactly one Procfile process.
+"""`rq cron scheduler/cron.py`, run by exactly one Procfile process: which sweeps run, on which
+queue, how often (intervals from the environment).
 
-Sweeps, not timers: each registered job finds what is due in the database, so a missed or
-doubled tick is harmless."""
+`rq cron` imports this module and takes the jobs it registers, so registering at import is the
+config format; nothing else happens here (no connection: only the environment is read). The
+schedule itself is scheduler/schedule.py, shared with the embedded scheduler. Sweeps, not timers:
+each job finds what is due in the database, so a missed or doubled tick is harmless.
+"""
+import os
+
 from rq import cron
 
-from jobs.webhooks import relay_outbox
+from config import load_settings
+from scheduler.schedule import sweeps
 
-# Outbox relay (DECISIONS §1: the maintenance queue): events whose fan-out nudge was lost are
-# dispatched within seconds, and due webhook retries get a delivery run on the webhooks queue.
-cron.register(relay_outbox, queue_name="maintenance", interval=5, result_ttl=0, failure_ttl=3600)
+for _sweep in sweeps(load_settings(os.environ)):
+    cron.register(**_sweep)

@@ -146,6 +146,8 @@ def quote_new_invoice(invoice: Invoice, origin_asset: str, refund_to: str, *, pr
     except ProviderRejected as error:
         raise DomainError("validation_error", f"refund_to: the swap provider refused the quote ({error})",
                           param="refund_to") from None
-    moved = invoice_states.move(invoice.id, "commit_quote", now=now, deposit_address=quote.deposit_address,
-                                deposit_memo=quote.deposit_memo)
+    from services import quotes   # the payment engine's one definition of a committed quote
+
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
+                                **quotes.committed_fields(quote, refund_to=refund_to, now=now))
     return moved if moved is not None else Invoice.get_by_id(invoice.id)

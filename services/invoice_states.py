@@ -27,6 +27,23 @@ MOVES = {
     "settle": (("paid",), "paid", "invoice.settled"),
     "expire": (OPEN, "expired", "invoice.expired"),
     "cancel": (OPEN, "cancelled", "invoice.cancelled"),
+    # The provider refunded a deposit that came after expiry: the refund transaction is the record.
+    "late_refund": (("expired",), "expired", None),
+}
+
+
+def _while_processing():
+    # `paid` can still be refunded or fail only while the conversion runs; once settled it is final.
+    return (Invoice.status != "paid") | (Invoice.swap_status == "processing")
+
+
+# Conditions that belong to a move itself (DECISIONS §4), added to whatever guard a caller passes.
+GUARDS = {
+    "refund": _while_processing,
+    "fail": _while_processing,
+    "settle": lambda: Invoice.swap_status == "processing",
+    "expire": lambda: Invoice.deposit_seen_at.is_null(),
+    "cancel": lambda: Invoice.deposit_seen_at.is_null(),
 }
 
 
@@ -42,6 +59,8 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     """
     sources, target, event_type = MOVES[trigger]
     conditions = [Invoice.id == invoice_id, Invoice.status.in_(sources)]
+    if trigger in GUARDS:
+        conditions.append(GUARDS[trigger]())
     if guard is not None:
         conditions.append(guard)
     event = None
@@ -58,6 +77,13 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     events.after_commit(event)
     metrics.count("invoice_moves", trigger, target)
     return invoice
+
+
+def note_deposit(invoice_id, *, now: dt.datetime) -> bool:
+    """Remember that the provider has seen a deposit: from then on the invoice neither expires
+    nor can be cancelled (the deposit is the buyer's money in flight). True the first time."""
+    return Invoice.update(deposit_seen_at=now, updated_at=now).where(
+        (Invoice.id == invoice_id) & Invoice.deposit_seen_at.is_null()).execute() == 1
 
 
 def create(*, now: dt.datetime, **fields) -> Invoice:

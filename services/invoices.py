@@ -59,6 +59,14 @@ def get_for_store(store: Store, public_id: str) -> Invoice:
     return invoice
 
 
+def get_public(public_id: str) -> Invoice:
+    """Any store's invoice by its unguessable id: the buyer's routes (DECISIONS §13)."""
+    invoice = Invoice.get_or_none(Invoice.public_id == public_id) if ids.is_public_id(public_id, "inv_") else None
+    if invoice is None:
+        raise NotFound("invoice_not_found", f"No invoice {public_id!r}.")
+    return invoice
+
+
 def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.datetime) -> Page:
     query = Invoice.select().where(Invoice.store == store.id)
     if not any(filters.get(name) for name in _DATE_FILTERS):

@@ -24,6 +24,7 @@ def _test_environment(tmp_dir) -> dict:
         "SUPPORTED_CURRENCIES": "USD,EUR",
         "PUBLIC_BASE_URL": "http://tender.test",
         "LOG_LEVEL": "INFO",        # request lines are logged, so the key-leak watch below reads them
+        "EMBEDDED_JOBS": "0",       # tests run jobs themselves (tests/jobs/), never in the background
     }
 
 

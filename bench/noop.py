@@ -1,0 +1,5 @@
+"""The empty job of the baseline loop (importable by a forked work horse)."""
+
+
+def noop() -> None:
+    return None

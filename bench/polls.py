@@ -1,0 +1,124 @@
+"""Polls per second of one worker against the sandbox, beside an empty RQ job loop (same run).
+
+    DATABASE_URL=postgresql://… REDIS_URL=redis://…/N .venv/bin/python -m bench.polls [--invoices 10000]
+
+Without DATABASE_URL/REDIS_URL it runs on a temporary SQLite file and fakeredis. It creates N open
+invoices with sandbox deposit addresses, already polled once and still without a deposit (the
+steady state of open invoices: every poll is a provider read and a reschedule), then:
+  1. empty loop: J no-op jobs through a SimpleWorker, and through a fork-per-job Worker;
+  2. polling: `jobs.chain.poll_deposits` jobs through one SimpleWorker until every invoice has been
+     polled once.
+It prints the figures and the ratio. It writes to the database it is given: use a scratch one.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import tempfile
+import time
+from decimal import Decimal
+
+from rq import SimpleWorker, Worker
+
+
+def _setup(invoice_count: int):
+    if not os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.db"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import jobs
+    from cli import migrate
+    from models.base import db, is_postgres
+    from models.invoices import Invoice
+    from models.sandbox import SandboxDeposit
+    from services import ids, stores
+    from services.clock import utcnow
+
+    settings = jobs.ensure_runtime()
+    with db.connection_context():
+        if is_postgres():
+            db.execute_sql("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        migrate()
+        now = utcnow()
+        store = stores.create_store(name="Bench", payout_wallet="bench.near", now=now)
+        expires = now + dt.timedelta(hours=1)
+        for start in range(0, invoice_count, 1000):
+            batch = range(start, min(start + 1000, invoice_count))
+            addresses = [f"0x{index:040x}" for index in batch]
+            with db.atomic():
+                SandboxDeposit.insert_many([dict(
+                    deposit_address=a, correlation_id=a[-16:], origin_asset="usdc.eth", destination_asset="usdc.near",
+                    amount_in=Decimal("10.05"), amount_out=Decimal("10"), recipient="bench.near", refund_to="0xb",
+                    deadline=expires, created_at=now) for a in addresses]).execute()
+                Invoice.insert_many([dict(
+                    id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id, status="awaiting_payment",
+                    amount=Decimal("10"), currency="USD", order_amount=Decimal("10"), order_currency="USD",
+                    output_asset="usdc.near", origin_asset="usdc.eth", refund_to="0xb", amount_due=Decimal("10.05"),
+                    deposit_address=a, quoted_at=now, next_poll_at=now, provider_status="PENDING_DEPOSIT",
+                    expires_at=expires, created_at=now,
+                    updated_at=now) for a in addresses]).execute()
+    return settings
+
+
+def _empty_loop(worker_class, connection, count: int) -> float:
+    from services import queues
+
+    queue = queues.queue("bench")
+    queue.empty()
+    with connection.pipeline() as pipe:
+        for _ in range(count):
+            queue.enqueue("bench.noop.noop", result_ttl=0, pipeline=pipe)
+        pipe.execute()
+    worker = worker_class([queue], connection=connection)
+    started = time.perf_counter()
+    worker.work(burst=True, logging_level="WARNING")
+    return count / (time.perf_counter() - started)
+
+
+def _polling(connection) -> tuple[int, float]:
+    from models.base import db
+    from models.invoices import Invoice
+
+    from services import queues
+
+    queue = queues.queue("chain")
+    queue.empty()
+    worker = SimpleWorker([queue], connection=connection)
+    started = time.perf_counter()
+    while True:
+        with db.connection_context():
+            left = Invoice.select().where(Invoice.next_poll_at <= Invoice.quoted_at).count()
+        if not left:
+            break
+        queue.enqueue("jobs.chain.poll_deposits", result_ttl=0, job_timeout=600)
+        worker.work(burst=True, logging_level="WARNING")
+    elapsed = time.perf_counter() - started
+    with db.connection_context():
+        polled = Invoice.select().where(Invoice.next_poll_at > Invoice.quoted_at).count()
+    return polled, polled / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--invoices", type=int, default=10000)
+    parser.add_argument("--empty-jobs", type=int, default=300)
+    args = parser.parse_args()
+    settings = _setup(args.invoices)
+    from services import queues
+
+    connection = queues.redis()
+    simple = _empty_loop(SimpleWorker, connection, args.empty_jobs)
+    forking = _empty_loop(Worker, connection, max(args.empty_jobs // 3, 50))
+    polled, polls_per_second = _polling(connection)
+    backend = "postgresql" if "postgres" in settings.database_url else "sqlite"
+    redis_kind = "redis" if settings.redis_url else "fakeredis"
+    print(f"backend: {backend} + {redis_kind}; batch {settings.poll_batch_size}, "
+          f"concurrency {settings.poll_concurrency}, sandbox latency {settings.sandbox_latency_ms} ms")
+    print(f"empty RQ jobs/s, SimpleWorker:       {simple:8.1f}")
+    print(f"empty RQ jobs/s, fork-per-job Worker: {forking:8.1f}")
+    print(f"polls/s, one SimpleWorker ({polled} invoices): {polls_per_second:8.1f}")
+    print(f"ratio polls/s : empty SimpleWorker jobs/s = {polls_per_second / simple:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

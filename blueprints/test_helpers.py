@@ -1,0 +1,35 @@
+"""Sandbox-only test helpers (DECISIONS §5): 404 unless SWAP_PROVIDER=sandbox."""
+from functools import wraps
+
+from flask import Blueprint, g
+
+from blueprints.auth import requires_scope
+from blueprints.context import provider, settings
+from blueprints.requests import load_body
+from schemas.invoices import InvoiceSchema
+from schemas.payments import SimulatedPaymentSchema
+from services import invoices, nudges, test_helpers
+from services.clock import utcnow
+from services.errors import NotFound
+
+bp = Blueprint("test_helpers", __name__, url_prefix="/v1/test_helpers")
+
+
+def sandbox_only(view):
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        if settings().swap_provider != "sandbox":
+            raise NotFound("route_not_found", "No such route.")   # as if it did not exist
+        return view(*args, **kwargs)
+    return wrapper
+
+
+@bp.post("/invoices/<invoice_id>/pay")
+@sandbox_only
+@requires_scope("invoices:write")
+def pay_invoice(invoice_id):
+    data = load_body(SimulatedPaymentSchema())
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), **data)
+    nudges.nudge("chain", "jobs.chain.poll_deposits")   # after commit: poll now, not at the next tick
+    return InvoiceSchema().dump(invoice), 202

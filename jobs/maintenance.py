@@ -1,0 +1,20 @@
+"""Queue `maintenance`: the expiry sweep (and, from other areas, the outbox relay and clean-ups)."""
+from jobs import ensure_runtime, measured, provider
+from models.base import db
+from services import expiry, idempotency
+from services.clock import utcnow
+
+
+@measured
+def sweep_expired_invoices() -> int:
+    ensure_runtime()
+    with db.connection_context():
+        return expiry.expire_due(provider(), now=utcnow())
+
+
+@measured
+def purge_expired_idempotency_keys() -> int:
+    """Idempotency keys are kept 24 hours (DECISIONS §10); delete what is past that, in batches."""
+    ensure_runtime()
+    with db.connection_context():
+        return idempotency.purge_expired(now=utcnow())

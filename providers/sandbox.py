@@ -1,0 +1,182 @@
+"""The `sandbox` provider: a 1Click simulator whose chain lives in the database.
+
+Every process (web, each worker, the scheduler) sees the same simulated chain because the state
+is a `SandboxDeposit` row, not memory. Prices are fixed, so quotes are deterministic; deposit
+addresses look like their network's; stellar deposits carry a memo. A deposit is recorded by the
+test helper (`record_deposit`); each later status read advances it one step along the 1Click
+sequence of its outcome, as successive polls of a real swap would see it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+
+from models.sandbox import SandboxDeposit
+from providers import base
+from providers.base import Asset, DepositStatus, ProviderRejected, Quote, QuoteRequest
+
+FEE_RATE = Decimal("0.005")        # the simulated swap fee the buyer pays on top (0.5%)
+OUTCOMES = ("success", "underpaid", "refunded", "failed")
+SEQUENCES = {
+    "success": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS),
+    "underpaid": (base.KNOWN_DEPOSIT_TX, base.INCOMPLETE_DEPOSIT),
+    "refunded": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.REFUNDED),
+    "failed": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.FAILED),
+    "late": (base.KNOWN_DEPOSIT_TX, base.REFUNDED),     # after the deadline the provider refunds
+}
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+
+def _pick(alphabet: str, length: int) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
+# network: (address maker, transaction hash maker)
+NETWORKS = {
+    "btc": (lambda: "bc1q" + _pick(_BECH32, 38), lambda: secrets.token_hex(32)),
+    "eth": (lambda: "0x" + secrets.token_hex(20), lambda: "0x" + secrets.token_hex(32)),
+    "base": (lambda: "0x" + secrets.token_hex(20), lambda: "0x" + secrets.token_hex(32)),
+    "sol": (lambda: _pick(_B58, 44), lambda: _pick(_B58, 88)),
+    "near": (lambda: secrets.token_hex(32), lambda: _pick(_B58, 44)),
+    "tron": (lambda: "T" + _pick(_B58, 33), lambda: secrets.token_hex(32)),
+    "stellar": (lambda: "G" + _pick(_B32, 55), lambda: secrets.token_hex(32)),
+}
+
+ASSETS = tuple(Asset(code=code, symbol=symbol, network=network, decimals=decimals,
+                     provider_asset_id=f"sandbox:{code}", price_usd=Decimal(price), needs_memo=network == "stellar")
+               for code, symbol, network, decimals, price in (
+                   ("btc", "BTC", "btc", 8, "65000"),
+                   ("eth", "ETH", "eth", 18, "3200"),
+                   ("sol", "SOL", "sol", 9, "150"),
+                   ("near", "NEAR", "near", 24, "5"),
+                   ("xlm", "XLM", "stellar", 7, "0.1"),
+                   ("usdc.eth", "USDC", "eth", 6, "1"),
+                   ("usdc.base", "USDC", "base", 6, "1"),
+                   ("usdt.tron", "USDT", "tron", 6, "1"),
+                   ("usdc.near", "USDC", "near", 6, "1"),
+               ))
+_BY_CODE = {asset.code: asset for asset in ASSETS}
+
+
+def asset(code: str) -> Asset:
+    found = _BY_CODE.get(code)
+    if found is None:
+        raise ProviderRejected(f"the sandbox does not offer asset {code!r}")
+    return found
+
+
+def sandbox_refund_address(code: str) -> str:
+    """A plausible buyer address on the asset's network (the test helper's default refund_to)."""
+    return NETWORKS[asset(code).network][0]()
+
+
+def _places(decimals: int) -> Decimal:
+    # Shown amounts keep at most 8 decimals: what a wallet would display and a buyer would type.
+    return Decimal(1).scaleb(-min(decimals, 8))
+
+
+class SandboxProvider:
+    name = "sandbox"
+
+    def __init__(self, *, latency_seconds: float = 0.0):
+        # A real provider answers in tens or hundreds of milliseconds; tests and the benchmark
+        # can make the sandbox as slow, to see concurrency and a worker killed mid-poll.
+        self.latency_seconds = latency_seconds
+
+    def supported_assets(self) -> list[Asset]:
+        return list(ASSETS)
+
+    def quote(self, request: QuoteRequest) -> Quote:
+        origin, destination = asset(request.origin_asset), asset(request.destination_asset)
+        if request.amount_out <= 0:
+            raise ProviderRejected("amount_out must be positive")
+        amount_out_usd = request.amount_out * destination.price_usd
+        amount_in = (amount_out_usd * (1 + FEE_RATE) / origin.price_usd).quantize(
+            _places(origin.decimals), rounding=ROUND_CEILING)
+        quote = Quote(origin_asset=origin.code, destination_asset=destination.code, amount_in=amount_in,
+                      amount_out=request.amount_out, amount_in_usd=amount_in * origin.price_usd,
+                      deadline=request.deadline, deposit_address=None, time_estimate_seconds=20)
+        if request.dry:
+            return quote
+        address = NETWORKS[origin.network][0]()
+        memo = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9) if origin.needs_memo else None
+        correlation_id = secrets.token_hex(16)
+        SandboxDeposit.create(
+            deposit_address=address, deposit_memo=memo, correlation_id=correlation_id,
+            origin_asset=origin.code, destination_asset=destination.code, amount_in=amount_in,
+            amount_out=request.amount_out, recipient=request.recipient, refund_to=request.refund_to,
+            deadline=request.deadline, created_at=_now())
+        return Quote(**{**quote.__dict__, "deposit_address": address, "deposit_memo": memo,
+                        "correlation_id": correlation_id})
+
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+        if self.latency_seconds:
+            time.sleep(self.latency_seconds)
+        row = SandboxDeposit.get_or_none(SandboxDeposit.deposit_address == deposit_address)
+        if row is None or (row.deposit_memo or None) != (deposit_memo or None):
+            raise ProviderRejected(f"no sandbox deposit address {deposit_address!r}")
+        if row.deposited_at is None:
+            return DepositStatus(status=base.PENDING_DEPOSIT, correlation_id=row.correlation_id)
+        # Each read advances one step: an atomic increment, so concurrent readers never skip back.
+        SandboxDeposit.update(polls=SandboxDeposit.polls + 1).where(
+            SandboxDeposit.deposit_address == deposit_address).execute()
+        row = SandboxDeposit.get_by_id(deposit_address)
+        return _status_of(row)
+
+    # --- the simulated chain (test helpers) ----------------------------------------------
+
+    def record_deposit(self, deposit_address: str, *, outcome: str | None, amount: Decimal | None,
+                       now: dt.datetime) -> bool:
+        """Simulate the buyer's transfer. Once per address: False when one was already recorded."""
+        row = SandboxDeposit.get_by_id(deposit_address)
+        origin = asset(row.origin_asset)
+        if outcome is None:
+            outcome = "underpaid" if amount is not None and amount < row.amount_in else "success"
+        if amount is None:
+            amount = row.amount_in if outcome != "underpaid" else (row.amount_in / 2).quantize(
+                _places(origin.decimals), rounding=ROUND_FLOOR)
+        destination_network = asset(row.destination_asset).network
+        return SandboxDeposit.update(
+            outcome=outcome, deposited_amount=amount, deposited_at=now, polls=0,
+            origin_tx_hash=NETWORKS[origin.network][1](),
+            destination_tx_hash=NETWORKS[destination_network][1](),
+            refund_tx_hash=NETWORKS[origin.network][1](),
+        ).where((SandboxDeposit.deposit_address == deposit_address)
+                & SandboxDeposit.deposited_at.is_null()).execute() == 1
+
+
+def _status_of(row: SandboxDeposit) -> DepositStatus:
+    late = row.deposited_at > row.deadline
+    sequence = SEQUENCES["late" if late else row.outcome]
+    status = sequence[min(max(row.polls, 1), len(sequence)) - 1]
+    origin, destination = asset(row.origin_asset), asset(row.destination_asset)
+    delivered = status == base.SUCCESS
+    refunded = status == base.REFUNDED
+    return DepositStatus(
+        status=status,
+        correlation_id=row.correlation_id,
+        amount_in=row.deposited_amount,
+        amount_in_usd=row.deposited_amount * origin.price_usd,
+        amount_out=row.amount_out if delivered else None,
+        amount_out_usd=row.amount_out * destination.price_usd if delivered else None,
+        refunded_amount=row.deposited_amount if refunded else None,
+        origin_tx_hashes=(row.origin_tx_hash,),
+        destination_tx_hashes=(row.destination_tx_hash,) if delivered else (),
+        refund_tx_hashes=(row.refund_tx_hash,) if refunded else (),
+        updated_at=_now(),
+    )
+
+
+def _now() -> dt.datetime:
+    from services.clock import utcnow   # providers sit below services; the clock is a leaf module
+
+    return utcnow()
+
+
+__all__ = ["SandboxProvider", "ASSETS", "OUTCOMES", "asset", "sandbox_refund_address"]

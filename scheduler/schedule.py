@@ -1,0 +1,35 @@
+"""The schedule, free of import side effects: shared by `rq cron` (scheduler/cron.py) and the
+embedded scheduler thread (jobs/embedded.py)."""
+from __future__ import annotations
+
+from jobs.chain import poll_deposits
+from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoices
+from jobs.settlement import poll_settlements
+from jobs.webhooks import relay_outbox
+
+# Generous timeouts: a polling sweep stops claiming new work after ~20 s (services/polling.py).
+JOB_TIMEOUT = 120
+OUTBOX_RELAY_SECONDS = 5
+IDEMPOTENCY_PURGE_SECONDS = 3600
+
+
+def sweeps(settings) -> list[dict]:
+    """The schedule as `rq.cron.register` keyword arguments.
+
+    A payment-engine tick that waited in its queue longer than two intervals is dropped (`ttl`):
+    a later tick does the same work, so a busy worker never builds a backlog of stale ticks.
+    """
+    def sweep(func, queue_name, interval):
+        return {"func": func, "queue_name": queue_name, "interval": interval, "job_timeout": JOB_TIMEOUT,
+                "result_ttl": 0, "failure_ttl": 86400, "ttl": 2 * interval + 5}
+
+    return [
+        # Outbox relay (DECISIONS §1: the maintenance queue): events whose fan-out nudge was lost are
+        # dispatched within seconds, and due webhook retries get a delivery run on the webhooks queue.
+        {"func": relay_outbox, "queue_name": "maintenance", "interval": OUTBOX_RELAY_SECONDS, "result_ttl": 0,
+         "failure_ttl": 3600},
+        sweep(poll_deposits, "chain", settings.chain_poll_interval_seconds),
+        sweep(poll_settlements, "settlement", settings.settlement_poll_interval_seconds),
+        sweep(sweep_expired_invoices, "maintenance", settings.expiry_sweep_interval_seconds),
+        sweep(purge_expired_idempotency_keys, "maintenance", IDEMPOTENCY_PURGE_SECONDS),
+    ]

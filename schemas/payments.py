@@ -1,0 +1,67 @@
+"""Buyer-facing and test-helper shapes of the payment engine (DECISIONS §5, §13)."""
+from marshmallow import RAISE, Schema, fields, validate
+
+from providers.sandbox import OUTCOMES
+from schemas.fields import AmountString, StrictString, UtcDateTime
+from services import urls
+
+_ASSET_CODE = validate.Length(min=1, max=64)
+_ADDRESS = validate.Length(min=1, max=256)
+
+
+class SimulatedPaymentSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    outcome = fields.String(load_default=None, validate=validate.OneOf(OUTCOMES))
+    amount = AmountString(fiat=False, load_default=None)       # origin-asset units deposited
+    origin_asset = StrictString(load_default=None, validate=_ASSET_CODE)
+    refund_to = StrictString(load_default=None, validate=_ADDRESS)
+
+
+class QuoteCreateSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    origin_asset = StrictString(required=True, validate=_ASSET_CODE)
+    refund_to = StrictString(load_default=None, validate=_ADDRESS)
+    dry = fields.Boolean(load_default=True, truthy={True}, falsy={False})
+
+
+class AssetSchema(Schema):
+    code = fields.String()
+    symbol = fields.String()
+    network = fields.String()
+    decimals = fields.Integer()
+    needs_memo = fields.Boolean()
+
+
+class PublicInvoiceSchema(Schema):
+    """What a buyer may see: no metadata, no merchant ids, no order references."""
+
+    id = fields.Function(lambda invoice: invoice.public_id)
+    status = fields.String()
+    swap_status = fields.String()
+    amount = AmountString()
+    currency = fields.String()
+    store_name = fields.Function(lambda invoice: invoice.store.name)
+    origin_asset = fields.String()
+    amount_due = AmountString(fiat=False)                      # origin-asset units to send
+    deposit_address = fields.String()
+    deposit_memo = fields.String()
+    paid_amount = AmountString()
+    paid_at = UtcDateTime()
+    expires_at = UtcDateTime()
+    return_url = fields.String()
+    checkout_url = fields.Function(lambda invoice: urls.checkout_url(invoice.public_id))
+
+
+class QuoteSchema(Schema):
+    origin_asset = fields.String()
+    destination_asset = fields.String()
+    amount_in = AmountString(fiat=False)
+    amount_out = AmountString(fiat=False)
+    deposit_address = fields.String()
+    deposit_memo = fields.String()
+    deadline = UtcDateTime()
+    time_estimate_seconds = fields.Integer()

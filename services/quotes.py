@@ -1,0 +1,112 @@
+"""Pricing an invoice in the buyer's asset, and committing to a deposit address (DECISIONS §4, §5).
+
+The merchant receives `invoice.amount` units of the store's `output_asset` (a USD stablecoin,
+taken at par with the invoice currency: see docs/decisions.md, "Payment engine"); the provider
+quotes EXACT_OUTPUT, so the buyer's `amount_in` carries the swap fee.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from models.invoices import Invoice
+from models.stores import Store
+from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from services import invoice_states
+from services.errors import DomainError
+
+log = logging.getLogger("tender.quotes")
+NATIVE_NETWORKS = {"xlm": "stellar", "trx": "tron", "bnb": "bsc", "ada": "cardano"}
+
+
+class ProviderDown(DomainError):
+    """The provider did not answer: 503 with Retry-After, the request may be repeated."""
+
+    def __init__(self, message: str, *, code: str = "service_unavailable"):
+        super().__init__(code, message)
+        self.retry_after = 5
+
+
+def network_of(asset_code: str) -> str:
+    """`usdc.eth` -> `eth`; a native coin's code names its own chain (`btc`), with a few exceptions."""
+    if "." in asset_code:
+        return asset_code.split(".", 1)[1]
+    return NATIVE_NETWORKS.get(asset_code, asset_code)
+
+
+def supported_assets(provider) -> list[Asset]:
+    try:
+        return sorted(provider.supported_assets(), key=lambda asset: asset.code)
+    except ProviderUnavailable as error:
+        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+
+
+def find_asset(provider, code) -> Asset:
+    if isinstance(code, str):
+        for asset in supported_assets(provider):
+            if asset.code == code:
+                return asset
+    raise DomainError("unsupported_asset", f"origin_asset {code!r} is not accepted; "
+                      "GET /v1/public/assets lists the accepted assets.", param="origin_asset")
+
+
+def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
+    if invoice.status not in ("pending", "quoted") or now >= invoice.expires_at:
+        raise DomainError("invoice_not_payable",
+                          f"Invoice {invoice.public_id} is {invoice.status}"
+                          f"{' and past its expiry' if now >= invoice.expires_at else ''}; it takes no new quote.")
+
+
+def _ask(provider, request: QuoteRequest) -> Quote:
+    try:
+        return provider.quote(request)
+    except ProviderUnavailable as error:
+        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+    except ProviderRejected as error:
+        raise DomainError("validation_error", f"The swap provider refused the quote: {error}") from None
+
+
+def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | None, now: dt.datetime) -> Quote:
+    """A dry quote: what the buyer would send. Moves pending -> quoted (no event)."""
+    find_asset(provider, origin_asset)
+    _ensure_payable(invoice, now)
+    store = Store.get_by_id(invoice.store_id)
+    quote = _ask(provider, QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
+        recipient=store.payout_wallet or "", refund_to=refund_to or "", deadline=invoice.expires_at,
+        dry=True, reference=invoice.public_id))
+    invoice_states.move(invoice.id, "quote", now=now, origin_asset=origin_asset)
+    return quote
+
+
+def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
+    """What a committed quote writes on the invoice, whoever commits it (buyer route, checkout,
+    test helper); `next_poll_at` puts it in the chain poller's hands at once."""
+    return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
+            "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
+            "provider_ref": quote.correlation_id, "next_poll_at": now}
+
+
+def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime) -> tuple[Invoice, Quote | None]:
+    """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment.
+
+    Repeating it on an invoice that already has its address returns that invoice unchanged.
+    """
+    find_asset(provider, origin_asset)
+    if invoice.status == "awaiting_payment" and invoice.deposit_address:
+        return invoice, None
+    _ensure_payable(invoice, now)
+    store = Store.get_by_id(invoice.store_id)
+    if not store.payout_wallet:
+        raise DomainError("payout_wallet_not_configured", "The store has no payout wallet.")
+    quote = _ask(provider, QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
+        recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
+        reference=invoice.public_id))
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
+                                **committed_fields(quote, refund_to=refund_to, now=now))
+    if moved is None:
+        # A concurrent commit won: its address is the invoice's; ours is never shown to anyone.
+        log.info("commit lost a race on %s; keeping the first deposit address", invoice.public_id)
+        return Invoice.get_by_id(invoice.id), None
+    return moved, quote

@@ -1,0 +1,213 @@
+"""The real stack as separate OS processes: gunicorn, `rq worker` and `rq cron` on PostgreSQL and
+Redis. Skipped unless TEST_DATABASE_URL and TEST_REDIS_URL are set.
+
+These tests do not use the `app` fixture: setup goes through the operator CLI, traffic through
+HTTP, and the few checks only the database can answer are plain SQL reads.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DATABASE_URL = os.environ.get("TEST_DATABASE_URL")
+REDIS_URL = os.environ.get("TEST_REDIS_URL")
+
+pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
+                                reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)")
+
+TTL_SECONDS = 12
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(**extra) -> dict:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
+    env.update({
+        "DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL, "PYTHONPATH": str(ROOT),
+        "INVOICE_TTL_SECONDS": str(TTL_SECONDS), "CHAIN_POLL_INTERVAL_SECONDS": "1",
+        "SETTLEMENT_POLL_INTERVAL_SECONDS": "1", "EXPIRY_SWEEP_INTERVAL_SECONDS": "1",
+        "LOG_LEVEL": "WARNING", "SWAP_PROVIDER": "sandbox",
+    })
+    env.update(extra)
+    return env
+
+
+def wait_for(check, *, timeout: float, what: str, interval: float = 0.2):
+    """Poll `check` until it returns something truthy, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Processes:
+    def __init__(self):
+        self.running: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, argv: list[str], env: dict) -> subprocess.Popen:
+        # Each process logs to its own file (E2E_LOG_DIR to keep them), for a failure's post-mortem.
+        log_dir = Path(os.environ.get("E2E_LOG_DIR") or os.devnull).parent if not os.environ.get("E2E_LOG_DIR") \
+            else Path(os.environ["E2E_LOG_DIR"])
+        log = open(log_dir / f"{name}.log", "ab") if os.environ.get("E2E_LOG_DIR") else subprocess.DEVNULL
+        process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True)
+        self.running[name] = process
+        return process
+
+    def stop(self, name: str, sig=signal.SIGTERM) -> None:
+        process = self.running.pop(name)
+        if process.poll() is None:
+            os.kill(process.pid, sig)          # by PID: only what this test started
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(timeout=5)
+
+    def stop_all(self) -> None:
+        for name in list(self.running):
+            self.stop(name)
+
+
+def start_worker(processes: Processes, name: str = "worker", **env):
+    return processes.start(name, [str(BIN / "rq"), "worker", "--url", REDIS_URL,
+                                  "--worker-class", "rq.worker.SimpleWorker", "--dequeue-strategy", "round_robin",
+                                  "chain", "settlement", "maintenance"], _env(**env))
+
+
+@pytest.fixture(scope="module")
+def stack():
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    env = _env()
+    subprocess.run([str(BIN / "flask"), "--app", "wsgi", "db", "upgrade"], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    created = subprocess.run([str(BIN / "flask"), "--app", "wsgi", "stores", "create", "--name", "E2E shop",
+                              "--payout-wallet", "e2e-merchant.near", "--json"], cwd=ROOT, env=env, check=True,
+                             capture_output=True, text=True)
+    api_key = json.loads(created.stdout.strip().splitlines()[-1])["api_key"]
+    port = _free_port()
+    processes = Processes()
+    try:
+        processes.start("web", [str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"],
+                        _env(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="4"))
+        processes.start("cron", [str(BIN / "rq"), "cron", "--url", REDIS_URL, "scheduler/cron.py"], env)
+        base_url = f"http://127.0.0.1:{port}"
+
+        def healthy():
+            try:
+                return requests.get(f"{base_url}/health", timeout=1).status_code == 200
+            except requests.ConnectionError:
+                return False
+
+        wait_for(healthy, timeout=30, what="gunicorn to answer /health")
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {api_key}"
+        yield {"url": base_url, "session": session, "processes": processes}
+    finally:
+        processes.stop_all()
+
+
+def _sql(query: str, *params):
+    import psycopg2
+
+    connection = psycopg2.connect(DATABASE_URL)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(query, params)
+            return cursor.fetchall()
+    finally:
+        connection.close()
+
+
+def _create_and_pay(stack, outcome: str | None):
+    session, url = stack["session"], stack["url"]
+    created = session.post(f"{url}/v1/invoices", json={"amount": "25.00"}, timeout=5)
+    assert created.status_code == 201, created.text
+    invoice_id = created.json()["id"]
+    if outcome is not None:
+        paid = session.post(f"{url}/v1/test_helpers/invoices/{invoice_id}/pay",
+                            json={} if outcome == "success" else {"outcome": outcome}, timeout=5)
+        assert paid.status_code == 202, paid.text
+    return invoice_id
+
+
+def _status(stack, invoice_id) -> dict:
+    return stack["session"].get(f"{stack['url']}/v1/invoices/{invoice_id}/status", timeout=5).json()
+
+
+def test_every_outcome_end_to_end(stack):
+    workers = stack["processes"]
+    start_worker(workers)
+    try:
+        ids = {outcome: _create_and_pay(stack, outcome)
+               for outcome in ("success", "underpaid", "refunded", "failed", None)}
+        expected = {"success": "paid", "underpaid": "underpaid", "refunded": "refunded", "failed": "failed",
+                    None: "expired"}
+        # First `paid`, still converting ...
+        wait_for(lambda: _status(stack, ids["success"])["status"] == "paid", timeout=30, what="paid")
+        # ... then settled, while the others reach their own final states.
+        settled = wait_for(lambda: (lambda s: s if s["received_amount"] else None)(_status(stack, ids["success"])),
+                           timeout=30, what="settlement")
+        assert settled["swap_status"] is None and settled["difference_amount"] == "-0.13"
+        for outcome, invoice_id in ids.items():
+            wait_for(lambda: _status(stack, invoice_id)["status"] == expected[outcome],
+                     timeout=TTL_SECONDS + 30, what=f"{outcome} -> {expected[outcome]}")
+        events = dict(_sql("SELECT i.public_id, string_agg(e.type, ',' ORDER BY e.created_at, e.type) FROM event e "
+                           "JOIN invoice i ON i.id = e.invoice_id WHERE i.public_id = ANY(%s) GROUP BY 1",
+                           list(ids.values())))
+        assert events[ids["success"]].split(",")[-2:] == ["invoice.paid", "invoice.settled"]
+        assert events[ids[None]].endswith("invoice.expired")
+        for outcome in ("underpaid", "refunded", "failed"):
+            assert events[ids[outcome]].endswith(f"invoice.{outcome}")
+    finally:
+        workers.stop("worker")
+
+
+@pytest.mark.parametrize("phase", ["chain", "settlement"])
+def test_worker_killed_mid_poll_recovers(stack, phase):
+    """kill -9 the worker while it waits on the provider; a new worker finishes the job exactly once."""
+    workers = stack["processes"]
+    slow = {"SANDBOX_LATENCY_MS": "1500", "POLL_LEASE_SECONDS": "3"}
+    start_worker(workers, **slow)
+    invoice_id = _create_and_pay(stack, "success")
+
+    def claimed_in_phase():
+        rows = _sql("SELECT status, swap_status, claim_token FROM invoice WHERE public_id = %s", invoice_id)
+        status, swap_status, token = rows[0]
+        in_phase = status == "awaiting_payment" if phase == "chain" else (status, swap_status) == ("paid", "processing")
+        return in_phase and token is not None
+
+    wait_for(claimed_in_phase, timeout=30, what=f"the worker to claim the invoice in {phase}", interval=0.05)
+    workers.stop("worker", sig=signal.SIGKILL)
+    start_worker(workers, **slow)
+    try:
+        wait_for(lambda: _status(stack, invoice_id)["received_amount"], timeout=45, what="settlement after restart")
+        counts = dict(_sql("SELECT e.type, count(*) FROM event e JOIN invoice i ON i.id = e.invoice_id "
+                           "WHERE i.public_id = %s GROUP BY 1", invoice_id))
+        assert counts == {"invoice.created": 1, "invoice.awaiting_payment": 1, "invoice.paid": 1,
+                          "invoice.settled": 1}
+        txns = _sql("SELECT t.type, count(*) FROM \"transaction\" t JOIN invoice i ON i.id = t.invoice_id "
+                    "WHERE i.public_id = %s GROUP BY 1 ORDER BY 1", invoice_id)
+        assert txns == [("payment_origin", 1), ("settlement", 1)]
+        assert _status(stack, invoice_id)["status"] == "paid"
+    finally:
+        workers.stop("worker")

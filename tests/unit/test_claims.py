@@ -1,0 +1,65 @@
+"""Batch claims: disjoint between claimers, a lapsed lease is claimable again, release is guarded."""
+import datetime as dt
+import threading
+
+from models.base import db, is_postgres
+from models.invoices import Invoice
+from services import claims
+from services.clock import utcnow
+from tests import factories
+
+
+def _due():
+    return Invoice.next_poll_at.is_null(False)
+
+
+def _claim(now, limit=10, lease=60):
+    with db.connection_context():
+        token, rows = claims.claim_due(Invoice, _due(), order_by=(Invoice.next_poll_at,), now=now,
+                                       lease_seconds=lease, limit=limit)
+        return token, [row.id for row in rows]
+
+
+def test_two_claims_take_disjoint_batches_and_a_lapsed_lease_returns(store):
+    now = utcnow()
+    for _ in range(5):
+        factories.make_invoice(store, next_poll_at=now)
+    _, first = _claim(now, limit=3)
+    _, second = _claim(now, limit=3)
+    _, third = _claim(now, limit=3)
+    assert len(first) == 3 and len(second) == 2 and not third and not set(first) & set(second)
+    _, after_lease = _claim(now + dt.timedelta(seconds=61), limit=10)
+    assert sorted(after_lease) == sorted(first + second)
+
+
+def test_release_needs_the_current_token(store):
+    now = utcnow()
+    invoice = factories.make_invoice(store, next_poll_at=now)
+    token, _ = _claim(now)
+    with db.connection_context():
+        assert not claims.release(Invoice, invoice.id, "not-the-token", next_poll_at=None)
+        assert claims.release(Invoice, invoice.id, token, next_poll_at=None)
+        assert Invoice.get_by_id(invoice.id).claim_token is None
+
+
+def test_concurrent_claimers_never_share_an_invoice(store):
+    now = utcnow()
+    for _ in range(60):
+        factories.make_invoice(store, next_poll_at=now)
+    results, errors = [], []
+
+    def claimer():
+        try:
+            for _ in range(10):
+                results.extend(_claim(now, limit=4)[1])
+        except Exception as error:   # collected, so a failing thread fails the test
+            errors.append(error)
+
+    threads = [threading.Thread(target=claimer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == len(set(results))
+    if is_postgres():          # SKIP LOCKED: nobody waits, nobody fails, everything is claimed once
+        assert not errors and len(results) == 60
