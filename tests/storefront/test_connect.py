@@ -247,3 +247,16 @@ def test_a_malformed_disconnect_body_is_400_legacy(client, bootstrap_auth):
     response = client.post(route("disconnect"), data=b"{", headers={**bearer(body["api_key"]),
                                                                     "Content-Type": "application/json"})
     assert_legacy_error(response, 400, "invalid_json")
+
+
+def test_the_installation_endpoint_changes_only_through_the_plugin(client, auth, bootstrap_auth):
+    body = connect(client, bootstrap_auth)
+    endpoint = f"/v1/webhook-endpoints/{body['webhook_endpoint_id']}"
+    assert_error(client.patch(endpoint, json={"url": "https://evil.example.com/h"}, headers=auth), 422,
+                 "validation_error")
+    assert_error(client.post(f"{endpoint}/rotate-secret", headers=auth), 400, "validation_error")
+    assert_error(client.delete(endpoint, headers=auth), 400, "validation_error")
+    with db.connection_context():
+        row = WebhookEndpoint.get()
+        assert row.url == HOOK and row.secret == body["webhook_secret"]
+    assert client.get(endpoint, headers=auth).status_code == 200
