@@ -178,12 +178,10 @@ def status(store: Store, platform: str) -> dict:
             else ACTIVE if integration.status == "active" else DISCONNECTED}
 
 
-def for_key(key: ApiKey) -> Integration:
-    """The installation a dedicated key was issued to (create invoice links the invoice to it)."""
-    integration = Integration.get_or_none(Integration.api_key == key.id)
-    if integration is None:
-        raise NotFound("integration_not_found", "This integration key belongs to no installation.")
-    return integration
+def for_key(key: ApiKey) -> Integration | None:
+    """The installation a dedicated key was issued to (create invoice links the invoice to it).
+    None for an integration-kind key an operator issued by hand (`keys create --kind integration`)."""
+    return Integration.get_or_none(Integration.api_key == key.id)
 
 
 def payout_configured(store: Store) -> bool:

@@ -50,21 +50,21 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
         metadata=data.get("metadata"),
         expires_at=now + dt.timedelta(seconds=ttl_seconds),
     )
-    if key.kind == "integration":
-        return _create_for_integration(key, fields, now=now)
+    integration = integrations.for_key(key) if key.kind == "integration" else None
+    if integration is not None:
+        return _create_for_installation(integration, fields, now=now)
     return invoice_states.create(now=now, **fields)
 
 
 ORDER_BLOCKING = invoice_states.OPEN + ("paid",)
 
 
-def _create_for_integration(key: ApiKey, fields: dict, *, now: dt.datetime) -> Invoice:
+def _create_for_installation(integration: Integration, fields: dict, *, now: dt.datetime) -> Invoice:
     """An installation's invoice, linked to it; one open or paid invoice per order of the shop.
 
     The check and the insert run under a lock on the installation row (PostgreSQL: FOR UPDATE),
     so two concurrent creates for one order cannot both pass. A unique index could not express
     the rule: an expired invoice paid late must not collide with its successor."""
-    integration = integrations.for_key(key)
     with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
         lock_row(Integration, integration.id)
         existing = (Invoice.select(Invoice.public_id, Invoice.status)
