@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests import factories
-from tests.webhooks.conftest import job_settings, policy, receiver  # noqa: F401  (fixtures, re-exported)
+from tests.webhooks.conftest import job_settings  # noqa: F401  (a fixture, shared)
 
 PLATFORM = "woocommerce"
 SITE = "https://shop.example.com"

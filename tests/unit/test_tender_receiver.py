@@ -18,7 +18,10 @@ BODY = (b'{"api_version":"1.0.0","created_at":"2026-06-01T12:00:00Z","data":{"ob
 EXPECTED = "0e7ac3af96a81afe85b898eb64f2027f54d6705531bead79171c7317f1b3f62b"   # openssl dgst -sha256 -hmac
 
 
-def headers(*, signature=None, timestamp=TIMESTAMP, integration=INTEGRATION, event_id="evt_00000000000000000000000000000001"):
+EVENT_ID = "evt_00000000000000000000000000000001"
+
+
+def headers(*, signature=None, timestamp=TIMESTAMP, integration=INTEGRATION, event_id=EVENT_ID):
     return {"x-tender-signature": f"v1={sign(SECRET, timestamp, BODY)}" if signature is None else signature,
             "X-Tender-Timestamp": str(timestamp), "X-Tender-Integration-Id": integration,
             "X-Tender-Event-Id": event_id}
