@@ -1,5 +1,6 @@
 """peewee models, one module per aggregate. Import from the modules; this list is for tooling."""
 from models.events import Event
+from models.integrations import Integration
 from models.invoices import Invoice
 from models.payment_links import IdempotencyKey, PaymentLink
 from models.sandbox import SandboxDeposit
@@ -8,4 +9,4 @@ from models.transactions import Transaction
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
-              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit]
+              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration]

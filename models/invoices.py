@@ -18,6 +18,9 @@ class Invoice(BaseModel):
     external_order_id = pw.CharField(max_length=128, null=True)
     customer_id = pw.UUIDField(null=True)
     payment_link_id = pw.CharField(max_length=40, null=True)   # plink_… of the link it came from
+    # The storefront installation whose dedicated key created it (models/integrations.py; a plain
+    # column here, the foreign key is in migration 0005, to keep the model imports acyclic).
+    integration_id = pw.UUIDField(null=True)
     return_url = pw.TextField(null=True)
     callback_url = pw.TextField(null=True)
     metadata = JSONTextField(null=True)

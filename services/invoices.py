@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from models.base import db, is_postgres
+from models.events import Event
+from models.integrations import Integration
 from models.invoices import Invoice
 from models.stores import ApiKey, Store
-from services import ids, invoice_states
+from services import ids, integrations, invoice_states, outbox
+from services.locks import lock_row
 from services.errors import DomainError, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
 
@@ -30,8 +34,7 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
     if not store.payout_wallet:
         raise DomainError("payout_wallet_not_configured",
                           "The store has no payout wallet; set one before creating invoices.")
-    return invoice_states.create(
-        now=now,
+    fields = dict(
         id=ids.new_uuid(),
         public_id=ids.new_public_id("inv_"),
         store=store.id,
@@ -47,6 +50,40 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
         metadata=data.get("metadata"),
         expires_at=now + dt.timedelta(seconds=ttl_seconds),
     )
+    integration = integrations.for_key(key) if key.kind == "integration" else None
+    if integration is not None:
+        return _create_for_installation(integration, fields, now=now)
+    return invoice_states.create(now=now, **fields)
+
+
+ORDER_BLOCKING = invoice_states.OPEN + ("paid",)
+
+
+def _create_for_installation(integration: Integration, fields: dict, *, now: dt.datetime) -> Invoice:
+    """An installation's invoice, linked to it; one open or paid invoice per order of the shop.
+
+    The check and the insert run under a lock on the installation row (PostgreSQL: FOR UPDATE),
+    so two concurrent creates for one order cannot both pass. A unique index could not express
+    the rule: an expired invoice paid late must not collide with its successor."""
+    with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
+        lock_row(Integration, integration.id)
+        existing = (Invoice.select(Invoice.public_id, Invoice.status)
+                    .where((Invoice.integration_id == integration.id)
+                           & (Invoice.external_order_id == fields["external_order_id"])
+                           & Invoice.status.in_(ORDER_BLOCKING))
+                    .order_by(Invoice.created_at.desc()).first())
+        if existing is not None:
+            raise DomainError("EXTERNAL_ORDER_INTEGRATION_CONFLICT",
+                              f"Order {fields['external_order_id']!r} already has invoice {existing.public_id} "
+                              f"({existing.status}).",
+                              details={"invoice_id": existing.public_id, "status": existing.status,
+                                       "external_order_id": fields["external_order_id"]})
+        invoice = invoice_states.create(now=now, integration_id=integration.id, **fields)
+    # Created inside this transaction, so create() left the nudge to us (services/events.after_commit).
+    event_id = Event.select(Event.id).where(Event.invoice == invoice.id).scalar()
+    if event_id is not None:
+        outbox.nudge_event(event_id)
+    return invoice
 
 
 def get_for_store(store: Store, public_id: str) -> Invoice:

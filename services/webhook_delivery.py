@@ -27,6 +27,7 @@ import requests
 
 from models.base import db, is_postgres
 from models.events import Event
+from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import MAX_EXCERPT_BYTES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import clock, ids, metrics
@@ -78,6 +79,7 @@ class Work:
     endpoint_id: object = None
     endpoint_enabled: bool = True
     endpoint_failing_since: dt.datetime | None = None
+    integration_public_id: str | None = None       # int_…: the endpoint is a storefront installation's
 
 
 @dataclass
@@ -138,10 +140,12 @@ def _load_work(token: str) -> list[Work]:
                  WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
                  Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
                  WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
-                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret)
+                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret,
+                 Integration.public_id.alias("integration_public_id"))
              .join(Event, on=(WebhookDelivery.event == Event.id))
              .switch(WebhookDelivery)
              .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
+             .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
              .switch(WebhookDelivery)
              .join(Store, on=(WebhookDelivery.store == Store.id))
              .where(WebhookDelivery.claim_token == token)
@@ -161,7 +165,8 @@ def _load_work(token: str) -> list[Work]:
                          claim_token=token, url=url, secrets=keys, body=render_body(row["payload"]),
                          event_public_id=row["event_public_id"], event_type=row["event_type"],
                          endpoint_id=row["endpoint_id"], endpoint_enabled=bool(enabled),
-                         endpoint_failing_since=failing_since))
+                         endpoint_failing_since=failing_since,
+                         integration_public_id=row["integration_public_id"]))
     return work
 
 
@@ -170,7 +175,7 @@ def render_body(payload: dict) -> bytes:
 
 
 def headers_for(work: Work, timestamp: int) -> dict:
-    return {
+    headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "X-Tender-Event-Id": work.event_public_id,
@@ -179,6 +184,9 @@ def headers_for(work: Work, timestamp: int) -> dict:
         "X-Tender-Timestamp": str(timestamp),
         "X-Tender-Signature": signature_header(work.secrets, timestamp, work.body),
     }
+    if work.integration_public_id:
+        headers["X-Tender-Integration-Id"] = work.integration_public_id
+    return headers
 
 
 def send(session: requests.Session, work: Work, policy: DeliveryPolicy) -> Outcome:

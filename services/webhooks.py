@@ -10,6 +10,7 @@ import peewee as pw
 
 from models.base import db, is_postgres
 from models.events import Event
+from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import ids
@@ -89,7 +90,19 @@ def list_endpoints(store: Store, page: PageRequest) -> Page:
     return paginate(WebhookEndpoint.select().where(scope), WebhookEndpoint, page, prefix="wh_", scope=scope)
 
 
+def refuse_if_managed(endpoint: WebhookEndpoint) -> None:
+    """A storefront installation's endpoint changes only through connect and disconnect: a secret
+    rotated here would break the plugin's signature checks (services/integrations.py)."""
+    integration = Integration.get_or_none(Integration.webhook_endpoint == endpoint.id)
+    if integration is not None:
+        raise DomainError("validation_error",
+                          f"This endpoint belongs to the {integration.platform} installation {integration.public_id}: "
+                          "reconnect from the plugin to change it or its secret, disconnect to stop it.",
+                          param="id")
+
+
 def update_endpoint(endpoint: WebhookEndpoint, data: dict, *, now: dt.datetime, allow_private: bool) -> WebhookEndpoint:
+    refuse_if_managed(endpoint)
     changes = {}
     if "url" in data:
         changes["url"] = check_target_url(data["url"], allow_private=allow_private)
@@ -111,12 +124,14 @@ def update_endpoint(endpoint: WebhookEndpoint, data: dict, *, now: dt.datetime, 
 
 def delete_endpoint(endpoint: WebhookEndpoint) -> None:
     """Its deliveries go with it (cascade): nothing more is sent to a deleted endpoint."""
+    refuse_if_managed(endpoint)
     with db.atomic():
         WebhookEndpoint.delete().where(WebhookEndpoint.id == endpoint.id).execute()
 
 
 def rotate_secret(endpoint: WebhookEndpoint, *, now: dt.datetime) -> WebhookEndpoint:
     """A new secret now; the one it replaces still signs (as a second v1=) for 24 hours."""
+    refuse_if_managed(endpoint)
     secret = new_secret()
     WebhookEndpoint.update(secret=secret, previous_secret=endpoint.secret,
                            previous_secret_expires_at=now + ROTATION_OVERLAP, updated_at=now

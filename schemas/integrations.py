@@ -1,0 +1,75 @@
+"""Storefront integration request and response shapes. The platform's name appears in one field
+(`<platform>_version`), so the connect schema is built per platform from services/platforms.py."""
+from functools import lru_cache
+
+from marshmallow import RAISE, Schema, fields, post_dump, validate
+
+from schemas.fields import StrictString
+from services import clock, urls
+from services.integrations import PAYOUT_WARNING
+
+_VERSION = dict(load_default=None, validate=validate.Length(min=1, max=64))
+
+
+@lru_cache(maxsize=None)
+def connect_schema(platform: str) -> type[Schema]:
+    # URLs are checked by services/integrations.py (site_url rules, webhook address rules).
+    schema = Schema.from_dict({
+        "webhook_url": StrictString(required=True),
+        "site_url": StrictString(required=True),
+        "plugin_version": StrictString(**_VERSION),
+        "cms_version": StrictString(**_VERSION),
+        f"{platform}_version": StrictString(**_VERSION),
+    }, name=f"{platform.capitalize()}ConnectSchema")
+    schema.Meta.unknown = RAISE
+    return schema
+
+
+class IntegrationConnectionSchema(Schema):
+    """The connect response (spec: Integration connection). Dumps services.integrations.Connection."""
+
+    store_id = fields.Function(lambda c: str(c.store.id))
+    store_name = fields.Function(lambda c: c.store.name)
+    integration_id = fields.Function(lambda c: str(c.integration.id))
+    integration_public_id = fields.Function(lambda c: c.integration.public_id)
+    installation_id = fields.Function(lambda c: c.integration.installation_id)
+    site_url = fields.Function(lambda c: c.integration.site_url)
+    api_key = fields.String()
+    webhook_secret = fields.String()
+    webhook_url = fields.Function(lambda c: c.integration.webhook_url)
+    webhook_id = fields.Function(lambda c: str(c.integration.webhook_endpoint_id))
+    webhook_endpoint_id = fields.Function(lambda c: c.endpoint_public_id)
+    status = fields.Constant("ACTIVE")
+    credentials_rotated = fields.Boolean()
+    payout_configured = fields.Function(lambda c: bool(c.store.payout_wallet))
+    checkout_base_url = fields.Function(lambda c: urls.checkout_base_url())
+
+    @post_dump
+    def _warn_without_payout(self, data, **kwargs):
+        # The spec's one optional field: present only while no payout wallet is set.
+        if not data["payout_configured"]:
+            data["warning"] = PAYOUT_WARNING
+        return data
+
+
+class IntegrationStatusSchema(Schema):
+    """The status response: connection state, payout readiness and the installation's ids."""
+
+    status = fields.String()
+    connected = fields.Function(lambda s: s["status"] == "ACTIVE")
+    store_id = fields.Function(lambda s: str(s["store"].id))
+    store_name = fields.Function(lambda s: s["store"].name)
+    payout_configured = fields.Function(lambda s: bool(s["store"].payout_wallet))
+    integration_id = fields.Function(lambda s: _of(s, lambda i: str(i.id)))
+    integration_public_id = fields.Function(lambda s: _of(s, lambda i: i.public_id))
+    installation_id = fields.Function(lambda s: _of(s, lambda i: i.installation_id))
+    site_url = fields.Function(lambda s: _of(s, lambda i: i.site_url))
+    webhook_url = fields.Function(lambda s: _of(s, lambda i: i.webhook_url))
+    plugin_version = fields.Function(lambda s: _of(s, lambda i: i.plugin_version))
+    connected_at = fields.Function(lambda s: _of(s, lambda i: clock.isoformat(i.connected_at)))
+    disconnected_at = fields.Function(lambda s: _of(s, lambda i: clock.isoformat(i.disconnected_at)))
+    checkout_base_url = fields.Function(lambda s: urls.checkout_base_url())
+
+
+def _of(state: dict, read):
+    return None if state["integration"] is None else read(state["integration"])

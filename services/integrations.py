@@ -1,0 +1,194 @@
+"""Storefront integrations (spec: Integration; DECISIONS §9): connect, disconnect, status.
+
+An installation is one site of one platform connected to a store. Connect issues its dedicated
+key and webhook secret; the installation's `webhook_url` is an ordinary webhook endpoint that
+the delivery engine signs with that secret (the endpoint row is the one place the secret lives).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from models.base import db, is_postgres
+from models.integrations import Integration
+from models.stores import ApiKey, Store
+from models.webhooks import WebhookEndpoint
+from services import api_keys, ids
+from services.errors import DomainError, NotFound, validation_error
+from services.locks import lock_row
+from services.webhook_urls import MAX_URL_LENGTH, check_target_url
+from services.webhooks import ROTATION_OVERLAP
+
+ACTIVE, DISCONNECTED, NOT_CONNECTED = "ACTIVE", "DISCONNECTED", "NOT_CONNECTED"
+PAYOUT_WARNING = ("The store has no payout wallet yet: invoices cannot be created until an operator "
+                  "sets one.")
+
+
+@dataclass
+class Connection:
+    """What connect returns: the installation and the credentials shown only in this response."""
+    integration: Integration
+    store: Store
+    api_key: str
+    webhook_secret: str
+    credentials_rotated: bool
+
+    @property
+    def endpoint_public_id(self) -> str | None:
+        endpoint = endpoint_of(self.integration)
+        return endpoint.public_id if endpoint else None
+
+
+def new_webhook_secret() -> str:
+    """64 hex characters (DECISIONS §2); the HMAC key is this text's UTF-8 bytes."""
+    return secrets.token_hex(32)
+
+
+def normalize_site_url(url: str) -> str:
+    """The storefront's homepage as we compare it: http(s), lower-case scheme and host, no
+    query, fragment or trailing slash, so `https://Shop.example/` and `https://shop.example` match."""
+    parts = urlsplit(url) if isinstance(url, str) and len(url) <= MAX_URL_LENGTH else None
+    if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname
+            or any(ord(c) <= 32 for c in url) or parts.username or parts.password):
+        raise validation_error("site_url", "must be an http:// or https:// URL of the storefront's homepage")
+    try:
+        port = parts.port
+    except ValueError:
+        raise validation_error("site_url", "has an invalid port") from None
+    host = parts.hostname.lower() + (f":{port}" if port else "")
+    return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
+
+
+def _write_transaction():
+    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
+
+
+def _active(store_id, platform: str) -> Integration | None:
+    return Integration.get_or_none((Integration.store == store_id) & (Integration.platform == platform)
+                                   & (Integration.status == "active"))
+
+
+def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.datetime,
+            allow_private: bool) -> Connection:
+    """Create the store's installation for `platform`, or reconnect it with fresh credentials."""
+    site_url = normalize_site_url(data["site_url"])
+    webhook_url = check_target_url(data["webhook_url"], allow_private=allow_private, param="webhook_url")
+    versions = dict(plugin_version=data.get("plugin_version"), cms_version=data.get("cms_version"),
+                    platform_version=data.get(f"{platform}_version"))
+    secret = new_webhook_secret()
+    with _write_transaction():
+        store = lock_row(Store, store.id)          # one connect of a store at a time
+        active = _active(store.id, platform)
+        if active is not None and active.site_url != site_url:
+            raise DomainError("INTEGRATION_SITE_CONFLICT",
+                              f"This store is connected to another site ({active.site_url}); disconnect it first.",
+                              details={"site_url": active.site_url,
+                                       "integration_public_id": active.public_id})
+        if key.kind == "bootstrap":
+            _consume(key, now=now)
+        key_row, raw_key = api_keys.issue_key(store, kind="integration", now=now,
+                                              scopes=api_keys.default_scopes("integration", platform))
+        existing = active or Integration.get_or_none(
+            (Integration.store == store.id) & (Integration.platform == platform) & (Integration.site_url == site_url))
+        if existing is None:
+            integration = _create(store, platform, site_url, webhook_url, secret, key_row, versions, now=now)
+        else:
+            integration = _reconnect(existing, webhook_url, secret, key_row, versions, now=now)
+    return Connection(integration, store, raw_key, secret, credentials_rotated=existing is not None)
+
+
+def _consume(key: ApiKey, *, now: dt.datetime) -> None:
+    """A bootstrap key serves one successful connect: consumed in the connect's own transaction,
+    so a failed connect leaves it usable and two racing connects cannot both use it."""
+    consumed = (ApiKey.update(consumed_at=now)
+                .where((ApiKey.id == key.id) & ApiKey.consumed_at.is_null()).execute())
+    if consumed == 0:
+        raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
+
+
+def _create(store, platform, site_url, webhook_url, secret, key_row, versions, *, now) -> Integration:
+    endpoint = _new_endpoint(store, platform, site_url, webhook_url, secret, now=now)
+    return Integration.create(
+        id=ids.new_uuid(), public_id=ids.new_public_id("int_"), installation_id=ids.new_public_id("inst_"),
+        store=store.id, platform=platform, site_url=site_url, webhook_url=webhook_url,
+        webhook_endpoint=endpoint.id, api_key=key_row.id, status="active", connected_at=now,
+        created_at=now, updated_at=now, **versions)
+
+
+def _new_endpoint(store, platform, site_url, webhook_url, secret, *, now) -> WebhookEndpoint:
+    # Subscribed to every kind ("*"), new kinds included. Not counted against the store's
+    # 16-endpoint limit: connect must not fail because the merchant has many endpoints.
+    return WebhookEndpoint.create(
+        id=ids.new_uuid(), public_id=ids.new_public_id("wh_"), store=store.id,
+        name=f"{platform}: {site_url}"[:100], url=webhook_url, events=["*"], secret=secret, enabled=True,
+        created_at=now, updated_at=now)
+
+
+def _reconnect(integration, webhook_url, secret, key_row, versions, *, now) -> Integration:
+    if integration.api_key_id is not None:
+        api_keys.revoke(integration.api_key_id, now=now)      # the old dedicated key: 401 from now on
+    endpoint = (WebhookEndpoint.get_or_none(WebhookEndpoint.id == integration.webhook_endpoint_id)
+                if integration.webhook_endpoint_id else None)
+    if endpoint is None:                                       # deleted by the merchant meanwhile
+        endpoint = _new_endpoint(integration.store, integration.platform, integration.site_url, webhook_url,
+                                 secret, now=now)
+    else:
+        # The replaced secret still signs (a second v1=) for 24 hours, as after a rotation, so a
+        # delivery sent before the plugin has stored its new secret still verifies.
+        (WebhookEndpoint.update(url=webhook_url, secret=secret, previous_secret=endpoint.secret,
+                                previous_secret_expires_at=now + ROTATION_OVERLAP, enabled=True,
+                                disabled_reason=None, failing_since=None, updated_at=now)
+         .where(WebhookEndpoint.id == endpoint.id).execute())
+    (Integration.update(webhook_url=webhook_url, webhook_endpoint=endpoint.id, api_key=key_row.id,
+                        status="active", connected_at=now, disconnected_at=None, updated_at=now, **versions)
+     .where(Integration.id == integration.id).execute())
+    return Integration.get_by_id(integration.id)
+
+
+def disconnect(store: Store, platform: str, *, now: dt.datetime) -> Integration:
+    """Revoke the dedicated key and disable the endpoint: nothing more is sent, pending deliveries
+    included (the delivery engine checks the endpoint before every attempt)."""
+    with _write_transaction():
+        lock_row(Store, store.id)
+        integration = _active(store.id, platform)
+        if integration is None:
+            raise NotFound("integration_not_found", f"This store has no connected {platform} installation.")
+        if integration.api_key_id is not None:
+            api_keys.revoke(integration.api_key_id, now=now)
+        if integration.webhook_endpoint_id is not None:
+            (WebhookEndpoint.update(enabled=False, disabled_reason=f"the {platform} integration was disconnected",
+                                    updated_at=now)
+             .where(WebhookEndpoint.id == integration.webhook_endpoint_id).execute())
+        (Integration.update(status="disconnected", disconnected_at=now, updated_at=now)
+         .where(Integration.id == integration.id).execute())
+    return Integration.get_by_id(integration.id)
+
+
+def status(store: Store, platform: str) -> dict:
+    """The installation the store has now: the active one, else the last disconnected one."""
+    store = Store.get_by_id(store.id)
+    integration = (Integration.select()
+                   .where((Integration.store == store.id) & (Integration.platform == platform))
+                   .order_by((Integration.status == "active").desc(), Integration.updated_at.desc())
+                   .first())
+    return {"store": store, "integration": integration,
+            "status": NOT_CONNECTED if integration is None
+            else ACTIVE if integration.status == "active" else DISCONNECTED}
+
+
+def for_key(key: ApiKey) -> Integration | None:
+    """The installation a dedicated key was issued to (create invoice links the invoice to it).
+    None for an integration-kind key an operator issued by hand (`keys create --kind integration`)."""
+    return Integration.get_or_none(Integration.api_key == key.id)
+
+
+def payout_configured(store: Store) -> bool:
+    return bool(store.payout_wallet)
+
+
+def endpoint_of(integration: Integration) -> WebhookEndpoint | None:
+    if integration.webhook_endpoint_id is None:
+        return None
+    return WebhookEndpoint.get_or_none(WebhookEndpoint.id == integration.webhook_endpoint_id)
