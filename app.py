@@ -16,6 +16,14 @@ from models.base import db
 from services import ids
 
 MAX_BODY_BYTES = 64 * 1024
+# On every response (docs/security.md). JSON needs no script, style or frame: the CSP allows nothing.
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 
 
 def create_app(settings: Settings | None = None) -> Flask:
@@ -44,11 +52,16 @@ def _register_request_hooks(app: Flask) -> None:
     app.after_request(log_request)
     app.after_request(stamp_headers)
 
+    security_headers = dict(SECURITY_HEADERS)
+    if app.extensions["tender.settings"].public_base_url.startswith("https://"):
+        security_headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+
     @app.after_request
     def _stamp_response(response):
         response.headers["X-Request-Id"] = g.get("request_id") or ids.new_public_id("req_")
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Cache-Control", "no-store")
+        for name, value in security_headers.items():
+            response.headers.setdefault(name, value)     # /docs sets its own Content-Security-Policy
         return response
 
     @app.teardown_appcontext

@@ -2,7 +2,7 @@
 
 
 def register_blueprints(app):
-    from blueprints import health, invoices, payment_links, public_payment_links, transactions, webhooks
+    from blueprints import docs, health, invoices, payment_links, public_payment_links, transactions, webhooks
 
-    for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks):
+    for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, docs):
         app.register_blueprint(module.bp)

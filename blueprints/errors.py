@@ -44,6 +44,7 @@ def legacy_errors(*statuses):
         def wrapper(*args, **kwargs):
             g.legacy_statuses = frozenset(statuses) - {401}
             return view(*args, **kwargs)
+        wrapper.legacy_statuses = frozenset(statuses) - {401}    # read by apidoc/ for the error shapes
         return wrapper
     return decorator
 
@@ -55,6 +56,7 @@ def validation_status(status):
         def wrapper(*args, **kwargs):
             g.validation_status = status
             return view(*args, **kwargs)
+        wrapper.validation_status = status                       # read by apidoc/
         return wrapper
     return decorator
 
