@@ -22,7 +22,6 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-    "Cross-Origin-Resource-Policy": "same-origin",
 }
 
 
@@ -40,6 +39,14 @@ def create_app(settings: Settings | None = None) -> Flask:
     return app
 
 
+def security_headers_for(settings: Settings) -> dict:
+    headers = dict(SECURITY_HEADERS)
+    if settings.public_base_url.startswith("https://"):
+        # Only behind https: over plain http (a laptop, tests) the header would be ignored or harmful.
+        headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+    return headers
+
+
 def _register_request_hooks(app: Flask) -> None:
     @app.before_request
     def _assign_request_id():
@@ -52,9 +59,7 @@ def _register_request_hooks(app: Flask) -> None:
     app.after_request(log_request)
     app.after_request(stamp_headers)
 
-    security_headers = dict(SECURITY_HEADERS)
-    if app.extensions["tender.settings"].public_base_url.startswith("https://"):
-        security_headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+    security_headers = security_headers_for(app.extensions["tender.settings"])
 
     @app.after_request
     def _stamp_response(response):
