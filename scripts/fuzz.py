@@ -112,7 +112,8 @@ def main() -> int:
                        "--request-timeout", "10", "--output-truncate", "true",
                        "--report", "json", "--report-json-path", str(report)]
             started = time.monotonic()
-            result = subprocess.run(command, cwd=ROOT, timeout=RUN_TIMEOUT)
+            # cwd: schemathesis keeps a crash cache in .schemathesis/ of its working directory.
+            result = subprocess.run(command, cwd=workdir, timeout=RUN_TIMEOUT)
             print(f"fuzz: schemathesis exited {result.returncode} after {time.monotonic() - started:.0f} s")
             summarize(report)
             return result.returncode
