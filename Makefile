@@ -9,7 +9,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test
+.PHONY: install run test fuzz
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
@@ -21,3 +21,8 @@ run: $(STAMP)
 # The test suite: embedded default, or real PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL.
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The contract checked from outside: schemathesis against gunicorn on an ephemeral local port
+# (embedded default, or PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL). scripts/fuzz.py.
+fuzz: $(STAMP)
+	$(BIN)/python scripts/fuzz.py

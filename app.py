@@ -16,6 +16,13 @@ from models.base import db
 from services import ids
 
 MAX_BODY_BYTES = 64 * 1024
+# On every response (docs/security.md). JSON needs no script, style or frame: the CSP allows nothing.
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+}
 
 
 def create_app(settings: Settings | None = None) -> Flask:
@@ -44,6 +51,14 @@ def _runs_embedded_jobs(settings: Settings) -> bool:
     return settings.embedded_redis and settings.embedded_jobs and click.get_current_context(silent=True) is None
 
 
+def security_headers_for(settings: Settings) -> dict:
+    headers = dict(SECURITY_HEADERS)
+    if settings.public_base_url.startswith("https://"):
+        # Only behind https: over plain http (a laptop, tests) the header would be ignored or harmful.
+        headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+    return headers
+
+
 def _register_request_hooks(app: Flask) -> None:
     @app.before_request
     def _assign_request_id():
@@ -56,11 +71,14 @@ def _register_request_hooks(app: Flask) -> None:
     app.after_request(log_request)
     app.after_request(stamp_headers)
 
+    security_headers = security_headers_for(app.extensions["tender.settings"])
+
     @app.after_request
     def _stamp_response(response):
         response.headers["X-Request-Id"] = g.get("request_id") or ids.new_public_id("req_")
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Cache-Control", "no-store")
+        for name, value in security_headers.items():
+            response.headers.setdefault(name, value)     # /docs sets its own Content-Security-Policy
         return response
 
     @app.teardown_appcontext

@@ -36,5 +36,6 @@ def requires_scope(*scopes, first=None):
                 raise DomainError("INSUFFICIENT_SCOPE", f"This API key lacks the scope {scopes[0]}.",
                                   details={"required_scopes": list(scopes)})
             return view(*args, **kwargs)
+        wrapper.required_scopes = scopes        # read by apidoc/: the route's security and 401/403
         return wrapper
     return decorator

@@ -45,6 +45,7 @@ def legacy_errors(*statuses):
         def wrapper(*args, **kwargs):
             g.legacy_statuses = frozenset(statuses) - {401}
             return view(*args, **kwargs)
+        wrapper.legacy_statuses = frozenset(statuses) - {401}    # read by apidoc/ for the error shapes
         return wrapper
     return decorator
 
@@ -56,6 +57,7 @@ def validation_status(status):
         def wrapper(*args, **kwargs):
             g.validation_status = status
             return view(*args, **kwargs)
+        wrapper.validation_status = status                       # read by apidoc/
         return wrapper
     return decorator
 

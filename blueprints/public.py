@@ -21,7 +21,7 @@ def list_assets():
 
 
 @bp.get("/invoices/<invoice_id>")
-def get_invoice(invoice_id):
+def get_public_invoice(invoice_id):
     return _invoice_view(invoices.get_public(invoice_id))
 
 

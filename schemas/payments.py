@@ -41,18 +41,18 @@ class PublicInvoiceSchema(Schema):
 
     id = fields.Function(lambda invoice: invoice.public_id)
     status = fields.String()
-    swap_status = fields.String()
+    swap_status = fields.String(allow_none=True)
     amount = AmountString()
     currency = fields.String()
     store_name = fields.Function(lambda invoice: invoice.store.name)
-    origin_asset = fields.String()
-    amount_due = AmountString(fiat=False)                      # origin-asset units to send
-    deposit_address = fields.String()
-    deposit_memo = fields.String()
-    paid_amount = AmountString()
-    paid_at = UtcDateTime()
+    origin_asset = fields.String(allow_none=True)
+    amount_due = AmountString(fiat=False, allow_none=True)                      # origin-asset units to send
+    deposit_address = fields.String(allow_none=True)
+    deposit_memo = fields.String(allow_none=True)
+    paid_amount = AmountString(allow_none=True)
+    paid_at = UtcDateTime(allow_none=True)
     expires_at = UtcDateTime()
-    return_url = fields.String()
+    return_url = fields.String(allow_none=True)
     checkout_url = fields.Function(lambda invoice: urls.checkout_url(invoice.public_id))
 
 
@@ -61,7 +61,23 @@ class QuoteSchema(Schema):
     destination_asset = fields.String()
     amount_in = AmountString(fiat=False)
     amount_out = AmountString(fiat=False)
-    deposit_address = fields.String()
-    deposit_memo = fields.String()
+    deposit_address = fields.String(allow_none=True)
+    deposit_memo = fields.String(allow_none=True)
     deadline = UtcDateTime()
-    time_estimate_seconds = fields.Integer()
+    time_estimate_seconds = fields.Integer(allow_none=True)
+
+
+class PublicInvoiceViewSchema(PublicInvoiceSchema):
+    """GET /v1/public/invoices/{id}: the buyer-safe invoice, and whether the sandbox runs (so the
+    hosted page can offer "Simulate payment")."""
+
+    sandbox = fields.Boolean()
+
+
+class QuoteResultSchema(Schema):
+    """POST /v1/public/invoices/{id}/quote: the invoice after the quote, and the quote itself
+    (null when a committed quote already exists)."""
+
+    invoice = fields.Nested(PublicInvoiceViewSchema)
+    quote = fields.Nested(QuoteSchema, allow_none=True)
+    dry = fields.Boolean()

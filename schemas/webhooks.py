@@ -3,11 +3,16 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from schemas.common import ListQuerySchema
 from schemas.fields import StrictString, UtcDateTime
+from schemas.invoices import InvoiceSchema
 from services.events import EVENT_TYPES
 from services.webhooks import DELIVERY_STATUSES
 
 # URL and event kinds load as plain strings: their rules (and the error codes invalid_webhook_url,
 # unknown_event_type) belong to services/webhooks.py, shared by create and update.
+_URL_DOC = {"pattern": "^https://", "description": "https:// only; never a loopback, private, link-local or "
+                                                  "multicast address (422 invalid_webhook_url)."}
+
+_EVENTS_DOC = {"enum": ["*", *EVENT_TYPES]}      # anything else: 422 unknown_event_type
 
 
 class WebhookEndpointCreateSchema(Schema):
@@ -15,8 +20,8 @@ class WebhookEndpointCreateSchema(Schema):
         unknown = RAISE
 
     name = StrictString(load_default=None, allow_none=True, validate=validate.Length(max=100))
-    url = fields.String(required=True, validate=validate.Length(min=1, max=4096))
-    events = fields.List(fields.String(validate=validate.Length(min=1, max=64)), required=True,
+    url = fields.String(required=True, validate=validate.Length(min=1, max=4096), metadata=_URL_DOC)
+    events = fields.List(fields.String(validate=validate.Length(min=1, max=64), metadata=_EVENTS_DOC), required=True,
                          validate=validate.Length(max=20))
     enabled = fields.Boolean(load_default=True, truthy={True}, falsy={False})
 
@@ -26,18 +31,19 @@ class WebhookEndpointUpdateSchema(Schema):
         unknown = RAISE
 
     name = StrictString(allow_none=True, validate=validate.Length(max=100))
-    url = fields.String(validate=validate.Length(min=1, max=4096))
-    events = fields.List(fields.String(validate=validate.Length(min=1, max=64)), validate=validate.Length(max=20))
+    url = fields.String(validate=validate.Length(min=1, max=4096), metadata=_URL_DOC)
+    events = fields.List(fields.String(validate=validate.Length(min=1, max=64), metadata=_EVENTS_DOC),
+                         validate=validate.Length(max=20))
     enabled = fields.Boolean(truthy={True}, falsy={False})
 
 
 class WebhookEndpointSchema(Schema):
     id = fields.Function(lambda endpoint: endpoint.public_id)
-    name = fields.String()
+    name = fields.String(allow_none=True)
     url = fields.String()
     events = fields.List(fields.String())
     enabled = fields.Boolean()
-    disabled_reason = fields.String()
+    disabled_reason = fields.String(allow_none=True)
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
 
@@ -46,7 +52,7 @@ class WebhookEndpointWithSecretSchema(WebhookEndpointSchema):
     """Create and rotate only: the one time the secret is shown."""
 
     secret = fields.Function(lambda endpoint: endpoint.shown_secret)
-    previous_secret_expires_at = UtcDateTime()
+    previous_secret_expires_at = UtcDateTime(allow_none=True)
 
 
 class DeliveryListQuerySchema(ListQuerySchema):
@@ -61,10 +67,10 @@ class WebhookAttemptSchema(Schema):
     number = fields.Integer()
     outcome = fields.String()
     started_at = UtcDateTime()
-    status_code = fields.Integer()
-    latency_ms = fields.Integer()
-    error = fields.String()
-    response_excerpt = fields.String()
+    status_code = fields.Integer(allow_none=True)
+    latency_ms = fields.Integer(allow_none=True)
+    error = fields.String(allow_none=True)
+    response_excerpt = fields.String(allow_none=True)
 
 
 def _endpoint_id(delivery):
@@ -77,23 +83,42 @@ def _url(delivery):
 
 class WebhookDeliverySchema(Schema):
     id = fields.Function(lambda delivery: delivery.public_id)
-    endpoint_id = fields.Function(_endpoint_id)
+    endpoint_id = fields.Function(_endpoint_id, allow_none=True)
     target = fields.Function(lambda d: "endpoint" if d.endpoint_id is not None else "callback_url")
-    url = fields.Function(_url)
+    url = fields.Function(_url, allow_none=True)
     event_id = fields.Function(lambda delivery: delivery.event.public_id)
     event_type = fields.Function(lambda delivery: delivery.event.type)
     status = fields.String()
     attempts = fields.Integer()
-    next_attempt_at = UtcDateTime()
-    last_attempt_at = UtcDateTime()
-    last_status_code = fields.Integer()
-    last_latency_ms = fields.Integer()
-    last_error = fields.String()
-    last_response_excerpt = fields.String()
-    succeeded_at = UtcDateTime()
+    next_attempt_at = UtcDateTime(allow_none=True)
+    last_attempt_at = UtcDateTime(allow_none=True)
+    last_status_code = fields.Integer(allow_none=True)
+    last_latency_ms = fields.Integer(allow_none=True)
+    last_error = fields.String(allow_none=True)
+    last_response_excerpt = fields.String(allow_none=True)
+    succeeded_at = UtcDateTime(allow_none=True)
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
 
 
 class WebhookDeliveryDetailSchema(WebhookDeliverySchema):
     attempt_history = fields.List(fields.Nested(WebhookAttemptSchema))
+
+
+class EventDataSchema(Schema):
+    object = fields.Nested(InvoiceSchema)
+
+
+class EventSchema(Schema):
+    """An event as GET /v1/events/{id} returns it and as every webhook delivery carries it."""
+
+    id = fields.String(metadata={"pattern": "^evt_[0-9a-f]{32}$"})
+    type = fields.String(validate=validate.OneOf(EVENT_TYPES))
+    api_version = fields.String()
+    created_at = UtcDateTime()
+    data = fields.Nested(EventDataSchema)
+
+
+class WebhookEndpointDeletedSchema(Schema):
+    id = fields.String()
+    deleted = fields.Boolean()

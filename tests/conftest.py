@@ -79,6 +79,18 @@ def key_leak_watch():
     assert not watch.leaks, "full API keys reached the logs:\n" + "\n".join(watch.leaks[:5])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def loopback_only():
+    """No test looks a name up beyond this machine (the resolver here is not on loopback)."""
+    from tests.support import loopback_only as guard
+
+    refused = []
+    guard.install(refused)
+    yield
+    guard.uninstall()
+    assert not refused, f"tests looked up names outside this machine: {sorted(set(map(str, refused)))[:5]}"
+
+
 @pytest.fixture(scope="session")
 def test_env(tmp_path_factory) -> dict:
     env = _test_environment(tmp_path_factory.mktemp("db"))

@@ -1,0 +1,123 @@
+"""The parts of the document shared by every operation: auth, error shapes, headers, webhook headers."""
+from blueprints.errors import STATUS_BY_CODE, TYPE_BY_STATUS
+
+RATE_LIMIT_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+WEBHOOK_HEADERS = ("X-Tender-Event-Id", "X-Tender-Event-Type", "X-Tender-Delivery-Id", "X-Tender-Timestamp",
+                   "X-Tender-Signature", "X-Tender-Integration-Id", "User-Agent")
+METADATA_TEXT = ("Flat object of at most 50 keys (40 characters each); values are strings (500 characters at "
+                 "most), numbers, booleans or null. Keys that look like secrets are dropped.")
+
+DESCRIPTION = """Tender lets a store accept on-chain payments: invoices, payment links, transactions, webhooks.
+
+**Authentication**: `Authorization: Bearer sk_live_…` on every route except `/health`, the
+`/v1/public/…` buyer routes and this document. Each operation lists the scopes it accepts.
+
+**Errors** come in the standard shape `{"error": {type, code, message, request_id, param?}}`;
+create invoice (400/403/409/429) answers in the legacy shape `{error, code, details}`; each
+response names its shape. 401 is always standard. Another store's object is a 404, never a 403.
+
+**Rate limits**: fixed one-minute windows per API key (writes enforced, reads observed) and per
+client IP on the public routes (checkout also per `plpub_` token). Limited routes answer with
+`RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; a 429 adds `Retry-After`.
+
+**Webhooks**: see `x-webhooks` (one entry per event type). Every delivery is a POST of the Event
+object, signed: `X-Tender-Signature: v1=<hex HMAC-SHA256(secret, "{X-Tender-Timestamp}.{raw body}")>`
+(two comma-separated `v1=` values for 24 hours after a rotation). Refuse timestamps more than 300 s
+off, dedupe on `X-Tender-Event-Id`, and re-fetch the invoice before acting.
+"""
+
+_CODES = {}
+for _code, _status in STATUS_BY_CODE.items():
+    _CODES.setdefault(_status, []).append(f"`{_code}`")
+ERROR_TEXT = {
+    400: "Bad request: " + ", ".join(_CODES[400]) + ".",
+    401: "Missing, unknown, revoked or expired API key: `missing_api_key`, `invalid_api_key`.",
+    403: "Forbidden: `INSUFFICIENT_SCOPE` (the key lacks the scope), or a rule of the route.",
+    404: "Not found (also another store's object, or an id of the wrong shape): " + ", ".join(_CODES[404]) + ".",
+    413: "`request_too_large`: bodies are limited to 64 KiB.",
+    429: "`rate_limited`: too many requests in this window; see `Retry-After`.",
+    500: "`internal_error`: an unexpected failure on our side (a bug: please report the request id).",
+    503: "`service_unavailable`: the database is unreachable; retry after `Retry-After` seconds.",
+    "body": "The body failed validation on this route: `validation_error`, `invalid_webhook_url`, "
+            "`unknown_event_type`, `webhook_endpoint_limit`.",
+}
+
+_STANDARD_ERROR = {
+    "type": "object", "required": ["error"], "additionalProperties": False,
+    "properties": {"error": {
+        "type": "object", "required": ["type", "code", "message", "request_id"],
+        "properties": {
+            "type": {"type": "string", "enum": sorted(set(TYPE_BY_STATUS.values()))},
+            "code": {"type": "string", "enum": sorted(STATUS_BY_CODE)},
+            "message": {"type": "string"},
+            "request_id": {"type": "string", "pattern": "^req_[0-9a-f]{32}$"},
+            "param": {"type": "string", "description": "The field at fault, when there is one."},
+            "details": {"type": "object"},
+        },
+    }},
+}
+_LEGACY_ERROR = {
+    "type": "object", "required": ["error", "code", "details"], "additionalProperties": False,
+    "description": "The legacy shape, kept for older integrations (spec: Errors).",
+    "properties": {
+        "error": {"type": "string", "description": "The message."},
+        "code": {"type": "string", "enum": sorted(STATUS_BY_CODE)},
+        "details": {"type": "object", "required": ["request_id"], "properties": {
+            "request_id": {"type": "string", "pattern": "^req_[0-9a-f]{32}$"},
+            "param": {"type": "string"},
+        }},
+    },
+}
+
+_HEADERS = {
+    "X-Request-Id": {"description": "The request's id (`req_…`), also in error bodies and logs.", "required": True,
+                     "schema": {"type": "string", "pattern": "^req_[0-9a-f]{32}$"}},
+    "RateLimit-Limit": {"description": "Requests allowed in the current window of the tightest bucket.",
+                        "schema": {"type": "integer", "minimum": 1}},
+    "RateLimit-Remaining": {"description": "Requests left in the current window.",
+                            "schema": {"type": "integer", "minimum": 0}},
+    "RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer", "minimum": 0}},
+    "Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer", "minimum": 0}},
+    "Idempotent-Replayed": {"description": "`true` when this is the stored response of an earlier request "
+                                           "with the same Idempotency-Key and body.",
+                            "schema": {"type": "string", "enum": ["true"]}},
+}
+
+_PARAMETERS = {
+    "IdempotencyKey": {
+        "in": "header", "name": "Idempotency-Key", "required": False,
+        "description": "1–255 printable ASCII characters, kept 24 hours per store. The same key with the same "
+                       "body replays the first response; with another body: 400 `idempotency_key_reused`; while "
+                       "the first is still running: 409 `idempotency_key_in_use`.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
+    },
+    "X-Tender-Event-Id": {"in": "header", "name": "X-Tender-Event-Id", "required": True,
+                          "description": "The event's id (`evt_…`): dedupe on it.", "schema": {"type": "string"}},
+    "X-Tender-Event-Type": {"in": "header", "name": "X-Tender-Event-Type", "required": True,
+                            "schema": {"type": "string"}},
+    "X-Tender-Delivery-Id": {"in": "header", "name": "X-Tender-Delivery-Id", "required": True,
+                             "description": "This delivery's id (`whd_…`).", "schema": {"type": "string"}},
+    "X-Tender-Timestamp": {"in": "header", "name": "X-Tender-Timestamp", "required": True,
+                           "description": "Unix seconds; part of the signed text.", "schema": {"type": "integer"}},
+    "X-Tender-Signature": {"in": "header", "name": "X-Tender-Signature", "required": True,
+                           "description": "`v1=<hex HMAC-SHA256(secret, \"{timestamp}.{raw body}\")>`, the secret's "
+                                          "UTF-8 bytes as the key; two comma-separated values after a rotation.",
+                           "schema": {"type": "string", "pattern": "^v1=[0-9a-f]{64}(,v1=[0-9a-f]{64})?$"}},
+    "X-Tender-Integration-Id": {"in": "header", "name": "X-Tender-Integration-Id", "required": False,
+                                "description": "On storefront integration deliveries only: the `int_…` id to check.",
+                                "schema": {"type": "string"}},
+    "User-Agent": {"in": "header", "name": "User-Agent", "required": True,
+                   "schema": {"type": "string", "enum": ["Tender-Webhooks/1.0"]}},
+}
+
+
+def register(spec) -> None:
+    spec.components.security_scheme("bearerAuth", {
+        "type": "http", "scheme": "bearer", "bearerFormat": "sk_live_ + 40 hex",
+        "description": "A store's API key. Keys are shown once and stored only as digests."})
+    spec.components.schema("Error", _STANDARD_ERROR)
+    spec.components.schema("LegacyError", _LEGACY_ERROR)
+    for name, header in _HEADERS.items():
+        spec.components.header(name, header)
+    for name, parameter in _PARAMETERS.items():
+        spec.components.parameter(name, parameter["in"], parameter)

@@ -1,0 +1,255 @@
+"""Builds the OpenAPI 3.0.3 document from the app's URL map, the decorators on its views and the
+marshmallow schemas (apispec). OpenAPI 3.0.3 rather than 3.1 because the bundled Swagger UI (4.x)
+renders only 3.0; webhooks therefore go under `x-webhooks`, shaped like 3.1's `webhooks`."""
+from __future__ import annotations
+
+import re
+
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.common import resolve_schema_cls
+from marshmallow import RAISE, fields
+
+from apidoc import components
+from apidoc.operations import CURSOR_PREFIXES, OPERATIONS, PATH_PARAMETERS, Items, Page
+from schemas.fields import AmountString, HttpUrl, Metadata, PublicId, UtcDateTime, UuidString
+from schemas.webhooks import EventSchema
+from services.events import API_VERSION, EVENT_TYPES
+
+PUBLIC_PREFIX = "/v1/public/"
+IGNORED_METHODS = {"HEAD", "OPTIONS"}
+_FIAT_INPUT = r"^(?=.*[1-9])\d{1,12}(\.\d{1,2})?$"         # zero is refused: the lookahead wants a 1-9
+_CRYPTO_INPUT = r"^(?=.*[1-9])\d{1,18}(\.\d{1,18})?$"
+_AMOUNT_OUTPUT = r"^-?\d+(\.\d+)?$"      # responses: difference_amount is negative when fees were taken
+
+
+def is_documented(rule) -> bool:
+    """The routes the contract covers: everything under /v1, and /health."""
+    return rule.rule == "/health" or rule.rule.startswith("/v1/")
+
+
+def openapi_path(rule: str) -> str:
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+
+
+def build(app, *, server_url: str) -> dict:
+    plugin = _marshmallow_plugin()
+    spec = APISpec(title="Tender merchant payment API", version=API_VERSION, openapi_version="3.0.3",
+                   plugins=[plugin], info={"description": components.DESCRIPTION},
+                   servers=[{"url": server_url}])
+    components.register(spec)
+    paths: dict[str, dict] = {}
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        if not is_documented(rule):
+            continue
+        view = app.view_functions[rule.endpoint]
+        for method in sorted(rule.methods - IGNORED_METHODS):
+            op = OPERATIONS.get((method, rule.rule))
+            if op is not None:      # an undocumented route fails tests/api/test_openapi.py
+                paths.setdefault(rule.rule, {})[method.lower()] = _operation(spec, plugin, rule, view, op)
+    for rule_text, operations in paths.items():
+        spec.path(path=openapi_path(rule_text), operations=operations)
+    document = spec.to_dict()
+    _require_response_fields(document)
+    document["x-webhooks"] = _webhooks(spec)
+    return document
+
+
+def _require_response_fields(document) -> None:
+    """Responses dump every declared field (null when empty), so each one is required there;
+    request shapes keep the `required` their schemas declare."""
+    request_shapes = {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None}
+    for name, schema in document["components"]["schemas"].items():
+        if name not in request_shapes and "properties" in schema and "required" not in schema:
+            schema["required"] = list(schema["properties"])
+
+
+def _operation(spec, plugin, rule, view, op) -> dict:
+    scopes = getattr(view, "required_scopes", None)
+    limited = scopes is not None or rule.rule.startswith(PUBLIC_PREFIX)
+    operation = {
+        "operationId": rule.endpoint.rsplit(".", 1)[-1],
+        "summary": op.summary,
+        "tags": [op.tag],
+        "parameters": _parameters(plugin, rule, op),
+        "responses": _responses(spec, rule, view, op, limited=limited, keyed=scopes is not None),
+        "security": [{"bearerAuth": []}] if scopes else [],
+    }
+    description = [op.description] if op.description else []
+    if scopes:
+        operation["x-scopes"] = list(scopes)
+        description.append("Scopes: " + " or ".join(f"`{scope}`" for scope in scopes) + ".")
+    if rule.rule.startswith(PUBLIC_PREFIX):
+        description.append("No API key. Rate limited per client IP" +
+                           (" and per `plpub_` token." if method_is_write(rule, op) else "."))
+    if description:
+        operation["description"] = " ".join(description)
+    if op.body is not None:
+        cls = resolve_schema_cls(op.body)
+        operation["requestBody"] = {
+            "required": any(f.required for f in cls._declared_fields.values()),
+            "content": {"application/json": {"schema": _ref(spec, op.body)}},
+        }
+    return operation
+
+
+def method_is_write(rule, op) -> bool:
+    return op.body is not None
+
+
+def _parameters(plugin, rule, op) -> list:
+    parameters = []
+    for name in rule.arguments:
+        description, schema = PATH_PARAMETERS[name]
+        parameters.append({"in": "path", "name": name, "required": True, "description": description,
+                           "schema": schema})
+    if op.query is not None:
+        for parameter in plugin.converter.schema2parameters(op.query, location="query"):
+            # An absent query parameter is the "no filter" the schema's None default stands for.
+            parameter["schema"].pop("nullable", None)
+            if parameter["schema"].get("default", 0) is None:
+                del parameter["schema"]["default"]
+            if parameter["name"] in ("starting_after", "ending_before") and isinstance(op.response, Page):
+                prefix = CURSOR_PREFIXES[op.response.item]
+                parameter["schema"]["pattern"] = f"^{prefix}[0-9a-z]{{20,32}}$"
+                parameter["description"] = f"An id (`{prefix}…`) from the current page; give one of the two."
+            parameters.append(parameter)
+    parameters.extend(op.headers)          # component names: apispec writes the $ref
+    return parameters
+
+
+def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
+    common = {"X-Request-Id": {"$ref": "#/components/headers/X-Request-Id"}}
+    if limited:
+        common.update({name: {"$ref": f"#/components/headers/{name}"} for name in components.RATE_LIMIT_HEADERS})
+    success = {"description": "Success.", "headers": dict(common),
+               "content": {"application/json": {"schema": _response_schema(spec, op.response)}}}
+    if "IdempotencyKey" in op.headers:
+        success["headers"]["Idempotent-Replayed"] = {"$ref": "#/components/headers/Idempotent-Replayed"}
+    if op.links:
+        success["links"] = {name: {"operationId": target, "parameters": parameters}
+                            for name, (target, parameters) in op.links.items()}
+    responses = {str(op.status): success}
+
+    errors: dict[int, list[str]] = {}
+    if keyed:
+        errors[401] = [components.ERROR_TEXT[401]]
+        errors[403] = [components.ERROR_TEXT[403]]
+    if limited:
+        errors[429] = [components.ERROR_TEXT[429]]
+    if rule.arguments:
+        errors[404] = [components.ERROR_TEXT[404]]
+    if op.query is not None or op.body is not None:
+        errors[400] = [components.ERROR_TEXT[400]]
+    if op.body is not None:
+        body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
+        errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")
+        errors[413] = [components.ERROR_TEXT[413]]
+    if not op.no_database:
+        errors[503] = [components.ERROR_TEXT[503]]
+    errors[500] = [components.ERROR_TEXT[500]]
+    overrides = {}
+    for status, extra in op.errors.items():
+        if isinstance(extra, tuple):
+            extra, overrides[status] = extra
+        errors.setdefault(status, []).append(extra)
+
+    legacy = getattr(view, "legacy_statuses", frozenset())
+    for status in sorted(errors):
+        shape = "LegacyError" if status in legacy else "Error"
+        schema = _ref(spec, overrides[status]) if status in overrides else {"$ref": f"#/components/schemas/{shape}"}
+        headers = dict(common)
+        if status in (429, 503):
+            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        text = " ".join(part for part in errors[status] if part)
+        if status in legacy:
+            text += " Legacy error shape on this route."
+        responses[str(status)] = {"description": text.strip(), "headers": headers,
+                                  "content": {"application/json": {"schema": schema}}}
+    return responses
+
+
+def _response_schema(spec, response):
+    if isinstance(response, Page):
+        return {"$ref": f"#/components/schemas/{_page_component(spec, response.item)}"}
+    if isinstance(response, Items):
+        return {"type": "object", "required": ["data"],
+                "properties": {"data": {"type": "array", "items": _ref(spec, response.item)}}}
+    if isinstance(response, dict):
+        return response
+    return _ref(spec, response)
+
+
+def _page_component(spec, item) -> str:
+    name = _schema_name(item) + "Page"
+    if name not in spec.components.schemas:
+        spec.components.schema(name, {
+            "type": "object", "required": ["data", "has_more", "next_cursor"],
+            "properties": {
+                "data": {"type": "array", "items": _ref(spec, item)},
+                "has_more": {"type": "boolean"},
+                "next_cursor": {"type": "string", "nullable": True,
+                                "description": "Pass as `starting_after` for the next page; null on the last."},
+            },
+        })
+    return name
+
+
+def _ref(spec, schema) -> dict:
+    name = _schema_name(schema)
+    if name not in spec.components.schemas:
+        spec.components.schema(name, schema=resolve_schema_cls(schema))
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _schema_name(schema) -> str:
+    cls = resolve_schema_cls(schema)
+    return cls.__name__.removesuffix("Schema")
+
+
+def _webhooks(spec) -> dict:
+    """What a receiver gets: one POST per event type, the Event body, the X-Tender-* headers."""
+    event = _ref(spec, EventSchema)
+    return {event_type: {"post": {
+        "summary": f"{event_type} delivered to your endpoint",
+        "tags": ["Webhooks"],
+        "parameters": [{"$ref": f"#/components/parameters/{name}"} for name in components.WEBHOOK_HEADERS],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": event}}},
+        "responses": {"2XX": {"description": "Received; any other answer (or none in 10 s) is retried."},
+                      "410": {"description": "Gone: the endpoint is disabled at once."}},
+    }} for event_type in EVENT_TYPES}
+
+
+def _marshmallow_plugin() -> MarshmallowPlugin:
+    plugin = MarshmallowPlugin(schema_name_resolver=_schema_name)
+
+    def tender_fields(self, field, ret, **kwargs):
+        """Our field types (schemas/fields.py) as the JSON they read and write."""
+        if isinstance(field, AmountString):
+            request_shape = getattr(getattr(field.root, "opts", None), "unknown", None) == RAISE
+            pattern = (_FIAT_INPUT if field.fiat else _CRYPTO_INPUT) if request_shape else _AMOUNT_OUTPUT
+            return {"type": "string", "pattern": field.metadata.get("pattern", pattern)}
+        if isinstance(field, UtcDateTime):
+            return {"type": "string", "format": "date-time"}
+        if isinstance(field, PublicId):
+            return {"type": "string", "pattern": f"^{field.prefix}[0-9a-z]{{20,32}}$"}
+        if isinstance(field, UuidString):
+            return {"type": "string", "format": "uuid"}
+        if isinstance(field, HttpUrl):
+            return {"format": "uri", "maxLength": 2048}
+        if isinstance(field, Metadata):
+            return {"type": "object", "maxProperties": 50, "description": components.METADATA_TEXT,
+                    "additionalProperties": {"oneOf": [{"type": "string", "maxLength": 500}, {"type": "number"},
+                                                       {"type": "boolean"}]}}
+        if isinstance(field, fields.Function):
+            return {"type": "string"}      # every Function field of ours renders an id, a URL or a name
+        return {}
+
+    original_init = plugin.init_spec
+
+    def init_spec(spec):
+        original_init(spec)
+        plugin.converter.add_attribute_function(tender_fields)
+
+    plugin.init_spec = init_spec
+    return plugin

@@ -1,0 +1,12 @@
+"""The /health report (documentation shape: services/health.py builds the dict)."""
+from marshmallow import Schema, fields, validate
+
+
+class HealthComponentsSchema(Schema):
+    database = fields.String(validate=validate.OneOf(("ok", "unavailable")))
+    redis = fields.String(validate=validate.OneOf(("ok", "unavailable")))
+
+
+class HealthSchema(Schema):
+    status = fields.String(validate=validate.OneOf(("ok", "degraded")))
+    components = fields.Nested(HealthComponentsSchema)

@@ -1,0 +1,145 @@
+"""`make fuzz`: schemathesis against the live app, from outside, on every operation of the document.
+
+Starts gunicorn on an ephemeral 127.0.0.1 port (the embedded default, or PostgreSQL/Redis when
+TEST_DATABASE_URL/TEST_REDIS_URL are set: a `<db>_fuzz` database beside the test one), creates a
+store and key through the CLI, runs schemathesis with that key (examples, coverage, fuzzing and
+stateful phases; bounded by FUZZ_MAX_EXAMPLES and a fixed FUZZ_SEED), prints the counts and exits
+with schemathesis's status: any 5xx or any response that violates the document fails it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+MAX_EXAMPLES = os.environ.get("FUZZ_MAX_EXAMPLES", "25")
+SEED = os.environ.get("FUZZ_SEED", "8")
+RUN_TIMEOUT = int(os.environ.get("FUZZ_TIMEOUT_SECONDS", "300"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fuzz_database(workdir: str) -> str:
+    test_url = os.environ.get("TEST_DATABASE_URL")
+    if not test_url:
+        return f"sqlite:///{workdir}/fuzz.db"
+    import psycopg2
+
+    parts = urlsplit(test_url)
+    name = parts.path.lstrip("/") + "_fuzz"
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
+                             password=parts.password, dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def server_environment(workdir: str, port: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS_URL"))}
+    env.update({
+        "DATABASE_URL": fuzz_database(workdir),
+        "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "HOST": "127.0.0.1", "PORT": str(port),
+        # One worker on SQLite (one writer); the embedded fakeredis then holds every counter.
+        "WEB_CONCURRENCY": "2" if os.environ.get("TEST_DATABASE_URL") else "1", "WEB_THREADS": "4",
+        # Limits stay on (headers are checked) but high enough not to hide routes behind 429s.
+        "RATE_LIMIT_WRITE_PER_MINUTE": "100000", "RATE_LIMIT_READ_PER_MINUTE": "100000",
+        "RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN": "100000", "RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP": "100000",
+        "RATE_LIMIT_PUBLIC_READS_PER_IP": "100000",
+        "LOG_LEVEL": "WARNING",
+        # The fuzzed app must reach nothing outside this machine: no jobs run in the web process
+        # (fuzzed webhook URLs are never dialled), and name lookups stay local (fuzz_sandbox).
+        "EMBEDDED_JOBS": "0",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "scripts" / "fuzz_sandbox"),
+                                                    os.environ.get("PYTHONPATH")])),
+    })
+    if os.environ.get("TEST_REDIS_URL"):
+        env["REDIS_URL"] = os.environ["TEST_REDIS_URL"]
+    return env
+
+
+def flask(env: dict, *args: str) -> str:
+    return subprocess.run([str(BIN / "flask"), "--app", "wsgi", *args], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def wait_for(url: str, server: subprocess.Popen, deadline_seconds: float = 30) -> None:
+    deadline = time.monotonic() + deadline_seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"fuzz: the server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"fuzz: {url} did not answer within {deadline_seconds} s")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="tender-fuzz-") as workdir:
+        port = free_port()
+        env = server_environment(workdir, port)
+        flask(env, "db", "upgrade")
+        store = json.loads(flask(env, "stores", "create", "--name", "Fuzz shop", "--payout-wallet",
+                                 "fuzz-merchant.near", "--json"))
+        log = open(Path(workdir) / "server.log", "w")
+        server = subprocess.Popen([str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"],
+                                  cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        report = Path(workdir) / "report.json"
+        try:
+            wait_for(base + "/health", server)
+            # positive_data_acceptance is left out: a body can match every JSON Schema keyword and
+            # still break a cross-field rule (fixed mode refuses min_amount; one cursor direction at
+            # a time), whose documented answer is 400. Every other check runs.
+            command = [str(BIN / "schemathesis"), "run", f"{base}/v1/openapi.json", "--url", base,
+                       "--header", f"Authorization: Bearer {store['api_key']}",
+                       "--checks", "all", "--exclude-checks", "positive_data_acceptance",
+                       "--max-examples", MAX_EXAMPLES, "--seed", SEED, "--workers", "1",
+                       "--request-timeout", "10", "--output-truncate", "true",
+                       "--report", "json", "--report-json-path", str(report)]
+            started = time.monotonic()
+            # cwd: schemathesis keeps a crash cache in .schemathesis/ of its working directory.
+            result = subprocess.run(command, cwd=workdir, timeout=RUN_TIMEOUT)
+            print(f"fuzz: schemathesis exited {result.returncode} after {time.monotonic() - started:.0f} s")
+            summarize(report)
+            return result.returncode
+        finally:
+            os.killpg(server.pid, signal.SIGTERM)     # the gunicorn we started, and its workers
+            server.wait(timeout=30)
+            log.close()
+            if os.environ.get("FUZZ_SHOW_SERVER_LOG"):
+                sys.stdout.write((Path(workdir) / "server.log").read_text()[-20000:])
+
+
+def summarize(report: Path) -> None:
+    if not report.exists():
+        print("fuzz: no JSON report written")
+        return
+    data = json.loads(report.read_text())
+    print("fuzz: report summary:", json.dumps({k: v for k, v in data.items() if not isinstance(v, (list, dict))}))
+    for key in ("summary", "statistic", "stats"):
+        if key in data:
+            print(f"fuzz: {key}:", json.dumps(data[key])[:2000])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
