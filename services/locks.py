@@ -1,7 +1,7 @@
 """Row locks for read-decide-write sections, behind one helper (STYLE anti-pattern 8)."""
 from __future__ import annotations
 
-from models.base import is_postgres
+from models.base import db, is_postgres
 
 
 def lock_row(model, row_id):
@@ -17,3 +17,10 @@ def lock_row(model, row_id):
         return model.select().where(model.id == row_id).for_update().get()
     model.update({model.id: model.id}).where(model.id == row_id).execute()
     return model.get_by_id(row_id)
+
+
+def write_transaction():
+    """A transaction that holds the database's write lock from its first statement on SQLite
+    (BEGIN IMMEDIATE), so a read-then-update claim cannot interleave with another writer; on
+    PostgreSQL an ordinary transaction, whose row locks do that job."""
+    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")

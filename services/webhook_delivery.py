@@ -31,6 +31,7 @@ from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import MAX_EXCERPT_BYTES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import clock, ids, metrics
+from services.locks import write_transaction
 from services.webhook_signing import signature_header
 from services.webhook_urls import AddressRefused, delivery_session
 
@@ -101,17 +102,12 @@ class RunCounts:
     outcomes: list = field(default_factory=list, repr=False)
 
 
-def _write_transaction():
-    # SQLite: take the write lock up front, so a read-then-update claim cannot interleave.
-    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
-
-
 def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
     """Reserve up to `limit` due deliveries (oldest due first) for this worker."""
     if limit <= 0:
         return []
     token = secrets.token_hex(16)
-    with _write_transaction():
+    with write_transaction():
         due = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
                                       WebhookDelivery.last_attempt_at)
                .where((WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now))

@@ -8,7 +8,7 @@ import secrets
 
 import peewee as pw
 
-from models.base import db, is_postgres
+from models.base import db
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
@@ -17,6 +17,7 @@ from services import ids
 from services.errors import DomainError, NotFound
 from services.events import EVENT_TYPES
 from services.pagination import Page, PageRequest, paginate
+from services.locks import lock_row, write_transaction
 from services.webhook_urls import check_target_url
 
 MAX_ENDPOINTS_PER_STORE = 16
@@ -45,24 +46,13 @@ def check_events(kinds) -> list[str]:
     return kinds
 
 
-def _lock_store(store_id) -> None:
-    """Serialize writes that count a store's endpoints (PostgreSQL row lock; SQLite writes are
-    serialized already by its IMMEDIATE transaction)."""
-    if is_postgres():
-        Store.select(Store.id).where(Store.id == store_id).for_update().execute()
-
-
-def _write_transaction():
-    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
-
-
 def create_endpoint(store: Store, data: dict, *, now: dt.datetime, allow_private: bool) -> WebhookEndpoint:
     """The new endpoint, carrying its secret as `shown_secret` for the one response that shows it."""
     url = check_target_url(data["url"], allow_private=allow_private)
     kinds = check_events(data["events"])
     secret = new_secret()
-    with _write_transaction():
-        _lock_store(store.id)
+    with write_transaction():
+        lock_row(Store, store.id)       # endpoints of a store are counted one writer at a time
         count = WebhookEndpoint.select().where(WebhookEndpoint.store == store.id).count()
         if count >= MAX_ENDPOINTS_PER_STORE:
             raise DomainError("webhook_endpoint_limit",

@@ -104,7 +104,7 @@ def test_a_late_deposit_is_refunded_and_recorded_on_the_expired_invoice(runtime,
     for _ in range(3):
         make_due(invoice)
         chain.poll_deposits()
-    refunds = client.get(f"/v1/transactions?type=refund", headers=auth).json["data"]
+    refunds = client.get("/v1/transactions?type=refund", headers=auth).json["data"]
     assert reload(invoice).status == "expired" and [r["invoice_id"] for r in refunds] == [invoice.public_id]
     assert event_types(invoice)[-1] == "invoice.expired"
 

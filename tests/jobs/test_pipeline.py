@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.payflow import event_types, reload, run_pipeline, transactions_of
+from tests.payflow import event_types, run_pipeline, transactions_of
 
 
 def _create(client, auth, amount="10.00"):

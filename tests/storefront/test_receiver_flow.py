@@ -12,10 +12,8 @@ from rq import SimpleWorker
 from jobs import webhooks as webhook_jobs
 from kit.tender_receiver import sign
 from models.base import db
-from models.invoices import Invoice
 from models.webhooks import WebhookDelivery
-from services import invoice_states, queues
-from services.clock import utcnow
+from services import queues
 from tests import payflow
 from tests.storefront.conftest import bearer, connect, route
 from tests.support.storefront_receiver import StorefrontReceiver
