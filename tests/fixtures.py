@@ -36,3 +36,12 @@ def operator_app(app, settings, monkeypatch):
 
     monkeypatch.setitem(app.extensions, "tender.settings", dataclasses.replace(
         settings, operator_username="ops", operator_password="s3cret"))
+
+
+@pytest.fixture
+def unreachable_redis():
+    """A client for a port where no Redis listens, built as services.queues.connect builds its
+    (from a URL: it fails at once; redis-py's plain constructor would retry for seconds)."""
+    import redis as redis_lib
+
+    return redis_lib.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)

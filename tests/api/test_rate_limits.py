@@ -3,7 +3,6 @@ import dataclasses
 import logging
 
 import pytest
-import redis as redis_lib
 
 from services import queues, rate_limits
 from tests import factories
@@ -81,10 +80,10 @@ def test_counters_live_in_redis_so_every_process_shares_them(client, auth, limit
     assert 0 < queues.redis().ttl(keys[0]) <= 65
 
 
-def test_unreachable_redis_fails_open_and_warns_once_a_minute(client, auth, limits, monkeypatch, caplog):
+def test_unreachable_redis_fails_open_and_warns_once_a_minute(client, auth, limits, monkeypatch, caplog,
+                                                              unreachable_redis):
     limits(rate_limit_write_per_minute=1)
-    dead = redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    monkeypatch.setitem(queues._state, "redis", dead)
+    monkeypatch.setitem(queues._state, "redis", unreachable_redis)
     monkeypatch.setitem(rate_limits._last_warning, "at", 0.0)
     with caplog.at_level(logging.WARNING, logger="tender.rate_limits"):
         responses = [_create(client, auth) for _ in range(3)]

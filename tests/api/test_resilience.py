@@ -59,12 +59,11 @@ def test_a_request_whose_database_is_unreachable_answers_503_json_not_500(client
     assert response.headers["Retry-After"] == "5"
 
 
-def test_health_reports_redis_degraded_but_stays_200_while_the_database_answers(client, monkeypatch):
-    import redis as redis_lib
-
+def test_health_reports_redis_degraded_but_stays_200_while_the_database_answers(client, monkeypatch,
+                                                                                unreachable_redis):
     from services import queues
 
-    monkeypatch.setitem(queues._state, "redis", redis_lib.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2))
+    monkeypatch.setitem(queues._state, "redis", unreachable_redis)
     report = health.check()
     assert report["components"] == {"database": "ok", "redis": "unavailable"}
     assert report["status"] == "degraded"
