@@ -150,3 +150,38 @@ def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: st
 def _ms(text: str) -> float:
     value, unit = re.fullmatch(r"([\d.]+)(\w+)", text).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def bulk_invoices(url: str, store_id: str, count: int, *, status_sql: str = "'expired'",
+                  expires_sql: str = "now() AT TIME ZONE 'utc' - interval '1 hour'", start: int = 0) -> float:
+    """Insert `count` invoices of one store in one INSERT … SELECT over generate_series (seconds taken).
+
+    Row i is created `i` x 6 s before now (1,000,000 rows span 69 days, inside the list's 90-day
+    default window). `status_sql` and `expires_sql` are SQL expressions of `i`."""
+    import psycopg2
+
+    began = time.perf_counter()
+    connection = psycopg2.connect(url)
+    with connection, connection.cursor() as cursor:
+        cursor.execute(f"""
+            INSERT INTO invoice (id, public_id, store_id, status, amount, currency, order_amount, order_currency,
+                                 output_asset, external_order_id, metadata, expires_at, created_at, updated_at)
+            SELECT md5('bench' || i)::uuid, 'inv_' || md5('public' || i), %s, {status_sql}, 25, 'USD', 25, 'USD',
+                   'usdc.near', 'order-' || i, '{{"cart":"42"}}', {expires_sql},
+                   now() AT TIME ZONE 'utc' - i * interval '6 seconds', now() AT TIME ZONE 'utc'
+            FROM generate_series(%s, %s) AS i""", (store_id, start + 1, start + count))
+        cursor.execute("ANALYZE invoice")
+    connection.close()
+    return time.perf_counter() - began
+
+
+def sql(url: str, query: str, *params):
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    try:
+        with connection, connection.cursor() as cursor:
+            cursor.execute(query, params)
+            return cursor.fetchall() if cursor.description else cursor.rowcount
+    finally:
+        connection.close()
