@@ -16,10 +16,10 @@ import time
 
 from bench import stack
 
-STATUS = ("CASE WHEN i <= {due} THEN 'pending' WHEN i % 10 = 0 THEN 'awaiting_payment' "
-          "ELSE (ARRAY['paid', 'expired', 'cancelled'])[1 + i % 3] END")
+STATUS = ("CASE WHEN i <= {due} THEN 'pending' WHEN mod(i, 10) = 0 THEN 'awaiting_payment' "
+          "ELSE (ARRAY['paid', 'expired', 'cancelled'])[1 + mod(i, 3)] END")
 EXPIRES = ("CASE WHEN i <= {due} THEN now() AT TIME ZONE 'utc' - interval '1 minute' "
-           "WHEN i % 10 = 0 THEN now() AT TIME ZONE 'utc' + interval '1 hour' "
+           "WHEN mod(i, 10) = 0 THEN now() AT TIME ZONE 'utc' + interval '1 hour' "
            "ELSE now() AT TIME ZONE 'utc' - i * interval '6 seconds' END")
 
 
