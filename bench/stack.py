@@ -113,8 +113,8 @@ def start_gunicorn(processes: Processes, app: str, environment: dict, *, workers
         if process.poll() is not None:
             raise RuntimeError(f"{name} exited; see {processes.log_dir}/{name}.log")
         try:
-            return requests.get(f"{base}/health", timeout=1).status_code == 200
-        except requests.ConnectionError:
+            return requests.get(f"{base}/health", timeout=2).status_code == 200
+        except requests.RequestException:
             return False
 
     wait_for(up, timeout=30, what=f"{name} to answer /health")
