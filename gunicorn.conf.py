@@ -2,6 +2,8 @@
 import os
 
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
+# 2 x 4 on 2 cores: measured by `python -m bench.create_invoice --sweep` (docs/performance.md); more
+# processes than cores, or 8 threads in one, lowered throughput and lengthened the p99 tail.
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("WEB_THREADS", "4"))
 timeout = 30

@@ -256,21 +256,12 @@ def _ms(began: float) -> int:
 def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
     """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction."""
     attempts, endpoint_results = [], {}
+    results = [(outcome, _result_fields(outcome, policy, now=now)) for outcome in outcomes]
     with db.atomic():
-        for outcome in outcomes:
+        kept = _write_results(results, now=now)
+        for outcome, fields in results:
             work = outcome.work
-            fields = dict(last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
-                          last_error=outcome.error, last_response_excerpt=outcome.excerpt,
-                          claim_token=None, updated_at=now)
-            if outcome.ok:
-                fields.update(status="succeeded", succeeded_at=now, next_attempt_at=None)
-            else:
-                retry_at = policy.next_attempt_at(work.number, now) if work.endpoint_enabled else None
-                fields.update(status="pending" if retry_at else "failed", next_attempt_at=retry_at)
-            updated = (WebhookDelivery.update(**fields)
-                       .where((WebhookDelivery.id == work.delivery_id)
-                              & (WebhookDelivery.claim_token == work.claim_token)).execute())
-            if not updated:
+            if work.delivery_id not in kept:
                 # The claim ran out and another worker took over, or the endpoint was deleted.
                 log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
                 continue
@@ -288,10 +279,58 @@ def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime,
                 endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
         if attempts:
             WebhookAttempt.insert_many(attempts).execute()
-        for endpoint_id, results in endpoint_results.items():
-            _update_endpoint_health(endpoint_id, results, now=now)
+        for endpoint_id, results_of_endpoint in endpoint_results.items():
+            _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
     recorded = collections.Counter(attempt["outcome"] for attempt in attempts)
     metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in recorded.items()})
+
+
+def _result_fields(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime) -> dict:
+    """The delivery's new state after this attempt."""
+    if outcome.ok:
+        return dict(status="succeeded", succeeded_at=now, next_attempt_at=None)
+    retry_at = policy.next_attempt_at(outcome.work.number, now) if outcome.work.endpoint_enabled else None
+    return dict(status="pending" if retry_at else "failed", next_attempt_at=retry_at)
+
+
+_BATCH_UPDATE = """
+UPDATE webhook_delivery AS d
+SET status = v.status, succeeded_at = COALESCE(v.succeeded_at, d.succeeded_at), next_attempt_at = v.next_attempt_at,
+    last_status_code = v.status_code, last_latency_ms = v.latency_ms, last_error = v.error,
+    last_response_excerpt = v.excerpt, claim_token = NULL, updated_at = %s
+FROM (VALUES {rows}) AS v(id, claim_token, status, succeeded_at, next_attempt_at, status_code, latency_ms,
+                          error, excerpt)
+WHERE d.id = v.id AND d.claim_token = v.claim_token
+RETURNING d.id"""
+_BATCH_ROW = "(%s::uuid, %s, %s, %s::timestamp, %s::timestamp, %s::integer, %s::integer, %s, %s)"
+
+
+def _write_results(results: list[tuple[Outcome, dict]], *, now: dt.datetime) -> set:
+    """Write every result where the claim token still matches; the ids of the rows written.
+
+    PostgreSQL: one UPDATE … FROM (VALUES …) for the whole batch (one statement per delivery was
+    the sustained run's bottleneck). SQLite: one compare-and-set per delivery, under its lock."""
+    if not results:
+        return set()
+    if is_postgres():
+        params = [now]
+        for outcome, fields in results:
+            params += [str(outcome.work.delivery_id), outcome.work.claim_token, fields["status"],
+                       fields.get("succeeded_at"), fields["next_attempt_at"], outcome.status_code, outcome.latency_ms,
+                       outcome.error, outcome.excerpt]
+        sql = _BATCH_UPDATE.format(rows=", ".join([_BATCH_ROW] * len(results)))
+        return {WebhookDelivery.id.python_value(row[0]) for row in db.execute_sql(sql, params).fetchall()}
+    kept = set()
+    for outcome, fields in results:
+        work = outcome.work
+        changes = dict(fields, last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
+                       last_error=outcome.error, last_response_excerpt=outcome.excerpt, claim_token=None,
+                       updated_at=now)
+        if (WebhookDelivery.update(**changes).where((WebhookDelivery.id == work.delivery_id)
+                                                     & (WebhookDelivery.claim_token == work.claim_token))
+                .execute()):
+            kept.add(work.delivery_id)
+    return kept
 
 
 def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:

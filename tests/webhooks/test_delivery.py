@@ -281,3 +281,38 @@ def test_job_functions_and_one_simpleworker_run(client, auth, receiver, job_sett
     assert webhook_jobs.relay_outbox(older_than_seconds=0) == 0
     assert webhook_jobs.deliver_due() == {"succeeded": 0, "failed_attempts": 0, "given_up": 0}
     assert len(receiver.requests) == 1
+
+
+def test_a_batch_of_results_writes_only_the_deliveries_whose_claim_still_holds(client, auth, receiver, policy):
+    """record() writes a batch in one statement on PostgreSQL; a result whose claim was lost (the
+    claim ran out and another worker re-claimed) must still be dropped, the others kept."""
+    make_endpoint(client, auth, receiver.url("/hook"))
+    for number in range(3):
+        create_invoice(client, auth, external_order_id=f"ord-{number}")
+    with db.connection_context():
+        for event in Event.select():
+            outbox.fan_out(event.id, now=utcnow())
+        work = webhook_delivery.claim_due(policy, now=utcnow(), limit=10)
+        assert len(work) == 3
+        lost, kept_ok, kept_failed = work
+        WebhookDelivery.update(claim_token="taken-over-by-another").where(
+            WebhookDelivery.id == lost.delivery_id).execute()
+        now = utcnow()
+        outcomes = [webhook_delivery.Outcome(lost, now, ok=True, status_code=200, latency_ms=3, excerpt="ok"),
+                    webhook_delivery.Outcome(kept_ok, now, ok=True, status_code=200, latency_ms=4, excerpt="ok"),
+                    webhook_delivery.Outcome(kept_failed, now, ok=False, status_code=503, latency_ms=5,
+                                             error="HTTP 503", excerpt="busy")]
+        counts = webhook_delivery.RunCounts()
+        webhook_delivery.record(outcomes, policy, now=now, counts=counts)
+        rows = {row.id: row for row in WebhookDelivery.select()}
+        attempts = {row.delivery_id: row for row in WebhookAttempt.select()}
+    assert counts.succeeded == 1 and counts.failed_attempts == 1
+    assert rows[lost.delivery_id].status == "pending" and rows[lost.delivery_id].claim_token == "taken-over-by-another"
+    assert rows[lost.delivery_id].last_status_code is None and lost.delivery_id not in attempts
+    ok = rows[kept_ok.delivery_id]
+    assert ok.status == "succeeded" and ok.succeeded_at == now and ok.claim_token is None
+    assert ok.next_attempt_at is None and ok.last_latency_ms == 4 and attempts[kept_ok.delivery_id].outcome == "succeeded"
+    failed = rows[kept_failed.delivery_id]
+    assert failed.status == "pending" and failed.next_attempt_at is not None and failed.succeeded_at is None
+    assert failed.last_status_code == 503 and failed.last_error == "HTTP 503" and failed.last_response_excerpt == "busy"
+    assert attempts[kept_failed.delivery_id].outcome == "failed"

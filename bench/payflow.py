@@ -1,0 +1,139 @@
+"""From the test-helper payment to the merchant's receiver getting `invoice.paid`, on the real
+processes with the default intervals: gunicorn, `rq worker` and `rq cron` exactly as the Procfile
+runs them, PostgreSQL and Redis, a receiver on 127.0.0.1.
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench REDIS_URL=redis://127.0.0.1:6379/6 \
+        .venv/bin/python -m bench.payflow [--invoices 30]
+
+The baseline is the bare round trip of the same path without the pipeline: a plain POST from
+this process to the same receiver (what the merchant would see if Tender's work took no time).
+Invoices are paid `--gap` seconds apart (they overlap in the pipeline), each timed from the pay call's
+start to the arrival of its `invoice.paid` delivery. The database is emptied first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+from bench import stack
+
+
+class Arrivals:
+    def __init__(self):
+        self.times: dict[str, float] = {}
+        self.condition = threading.Condition()
+
+    def server(self) -> ThreadingHTTPServer:
+        arrivals = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                event = json.loads(body)
+                with arrivals.condition:
+                    if event.get("type") == "invoice.paid":
+                        arrivals.times.setdefault(event["data"]["object"]["id"], time.monotonic())
+                    arrivals.condition.notify_all()
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return server
+
+    def wait(self, invoice_id: str, timeout: float) -> float:
+        deadline = time.monotonic() + timeout
+        with self.condition:
+            while invoice_id not in self.times:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RuntimeError(f"{invoice_id}: no invoice.paid within {timeout} s")
+                self.condition.wait(left)
+            return self.times[invoice_id]
+
+
+def procfile(name: str, redis_url: str) -> list[str]:
+    line = next(line for line in (stack.ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
+    return [str(stack.BIN / part) if part in ("rq", "gunicorn") else part.replace("$REDIS_URL", redis_url)
+            for part in shlex.split(line.split(":", 1)[1])]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--invoices", type=int, default=30)
+    parser.add_argument("--gap", type=float, default=0.5)
+    args = parser.parse_args()
+    url = stack.database_url()
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    stack.reset_database(url)
+    environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1", SWAP_PROVIDER="sandbox")
+    for name in ("CHAIN_POLL_INTERVAL_SECONDS", "SETTLEMENT_POLL_INTERVAL_SECONDS", "EXPIRY_SWEEP_INTERVAL_SECONDS"):
+        environment.pop(name, None)                        # the defaults
+    _store, api_key = stack.create_store(url, REDIS_URL=redis_url)
+    arrivals = Arrivals()
+    receiver = arrivals.server()
+    receiver_url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    processes = stack.Processes()
+    latencies, baseline = [], []
+    try:
+        _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
+        processes.start("worker", procfile("worker", redis_url), environment)
+        processes.start("scheduler", procfile("scheduler", redis_url), environment)
+        api = requests.Session()
+        api.trust_env = False
+        api.headers["Authorization"] = f"Bearer {api_key}"
+        api.post(f"{base}/v1/webhook-endpoints", json={"url": receiver_url, "events": ["invoice.paid"]},
+                 timeout=10).raise_for_status()
+        invoices = [api.post(f"{base}/v1/invoices", json={"amount": "10.00", "currency": "USD"},
+                             timeout=10).json()["id"] for _ in range(args.invoices)]
+        started = {}
+        for invoice_id in invoices:
+            started[invoice_id] = time.monotonic()
+            api.post(f"{base}/v1/test_helpers/invoices/{invoice_id}/pay", json={}, timeout=10).raise_for_status()
+            time.sleep(args.gap)                           # pacing: payments spread out, not one burst
+        latencies = [arrivals.wait(invoice_id, timeout=90) - started[invoice_id] for invoice_id in invoices]
+        plain = requests.Session()
+        plain.trust_env = False
+        body = json.dumps({"type": "baseline", "data": {"object": {"id": "x"}}})
+        for _ in range(args.invoices):
+            began = time.monotonic()
+            plain.post(receiver_url, data=body, headers={"Content-Type": "application/json"}, timeout=10)
+            baseline.append(time.monotonic() - began)
+    finally:
+        processes.stop_all()
+        receiver.shutdown()
+    ms = [value * 1000 for value in latencies]
+    print(f"{args.invoices} invoices paid {args.gap} s apart (default intervals: chain poll 10 s, outbox relay 5 s)")
+    print(f"  pay -> invoice.paid received: p50 {statistics.median(ms):7.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms  "
+          f"max {max(ms):7.1f} ms")
+    raw = [value * 1000 for value in baseline]
+    print(f"  bare POST to the same receiver: p50 {statistics.median(raw):7.2f} ms  p99 {percentile(raw, 0.99):7.2f} ms")
+    print(f"  ratio p50 {statistics.median(ms) / statistics.median(raw):.0f}x the bare POST")
+
+
+if __name__ == "__main__":
+    main()
