@@ -17,8 +17,8 @@ from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, Invoice
 from schemas.payment_links import (CheckoutResultSchema, CheckoutSchema, PaymentLinkCreateSchema,
                                    PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema, PaymentLinkPublicSchema,
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
-from schemas.payments import AssetSchema, PublicInvoiceViewSchema, QuoteCreateSchema, QuoteResultSchema, \
-    SimulatedPaymentSchema
+from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceViewSchema, \
+    QuoteCreateSchema, QuoteResultSchema, SimulatedPaymentSchema
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, EventSchema,
                               WebhookDeliveryDetailSchema, WebhookDeliverySchema, WebhookEndpointCreateSchema,
@@ -172,6 +172,13 @@ OPERATIONS = {
                 503: "`service_unavailable`: the swap provider did not answer; retry later."},
         description="`dry: true` (the default) prices only; `dry: false` with `refund_to` issues the deposit "
                     "address and moves the invoice to `awaiting_payment`."),
+    ("POST", "/v1/public/invoices/<invoice_id>/simulate-payment"): Op(
+        "Simulate the buyer's payment from the hosted page (sandbox only)", "Buyer", PublicInvoiceViewSchema,
+        status=202, body=BuyerSimulatedPaymentSchema,
+        errors={400: "`invoice_not_payable`: no deposit address yet, or the invoice is past paying."},
+        description="Exists only with `SWAP_PROVIDER=sandbox` (404 otherwise); no API key, rate limited per IP "
+                    "like the other buyer writes. Records a simulated deposit of the quoted amount; the ordinary "
+                    "polling and settlement jobs then move the invoice."),
     ("POST", "/v1/test_helpers/invoices/<invoice_id>/pay"): Op(
         "Simulate a buyer's payment (sandbox only)", "Test helpers", InvoiceSchema, status=202,
         body=SimulatedPaymentSchema,

@@ -2,9 +2,9 @@
 
 
 def register_blueprints(app):
-    from blueprints import (docs, health, integrations, invoices, operator, payment_links, public,
+    from blueprints import (docs, health, integrations, invoices, operator, pages, payment_links, public,
                             public_payment_links, test_helpers, transactions, webhooks)
 
     for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, integrations,
-                   public, test_helpers, operator, docs):
+                   public, test_helpers, operator, docs, pages):
         app.register_blueprint(module.bp)

@@ -3,10 +3,12 @@ from flask import Blueprint
 
 from blueprints.context import provider, settings
 from blueprints.requests import load_body
-from schemas.payments import AssetSchema, PublicInvoiceSchema, QuoteCreateSchema, QuoteSchema
-from services import invoices, quotes
+from blueprints.test_helpers import sandbox_only
+from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
+    QuoteSchema
+from services import invoices, nudges, quotes, test_helpers
 from services.clock import utcnow
-from services.errors import validation_error
+from services.errors import DomainError, validation_error
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")
 
@@ -40,3 +42,19 @@ def quote_invoice(invoice_id):
     invoice = invoices.get_public(invoice_id)
     return {"invoice": _invoice_view(invoice), "quote": QuoteSchema().dump(quote) if quote else None,
             "dry": data["dry"]}
+
+
+@bp.post("/invoices/<invoice_id>/simulate-payment")
+@sandbox_only
+def simulate_public_payment(invoice_id):
+    """The hosted page's "Simulate payment" (sandbox only): the test helper's service, without a key,
+    for an invoice that already has its deposit address (the buyer chose asset and refund address)."""
+    data = load_body(BuyerSimulatedPaymentSchema())
+    invoice = invoices.get_public(invoice_id)
+    if not invoice.deposit_address:
+        raise DomainError("invoice_not_payable", f"Invoice {invoice.public_id} has no deposit address yet; "
+                          "choose an asset and a refund address first.")
+    invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
+                                            amount=None, origin_asset=None, refund_to=None)
+    nudges.nudge("chain", "jobs.chain.poll_deposits")   # after commit: poll now, not at the next tick
+    return _invoice_view(invoice), 202

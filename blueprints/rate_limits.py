@@ -59,6 +59,11 @@ def limit_public_request() -> None:
     _apply(hits)
 
 
+def limit_page_request() -> None:
+    """The hosted buyer pages (blueprints/pages.py) count as public reads of the client's IP."""
+    _apply([(_buckets()["public_read_ip"], request.remote_addr or "unknown")])
+
+
 def stamp_headers(response):
     """after_request: RateLimit-* on every limited response, Retry-After on a refusal."""
     decision = g.get("rate_limit")

@@ -19,6 +19,15 @@ class SimulatedPaymentSchema(Schema):
     refund_to = StrictString(load_default=None, validate=_ADDRESS)
 
 
+class BuyerSimulatedPaymentSchema(Schema):
+    """The hosted page's sandbox control: only the outcome; the amount is the quoted one."""
+
+    class Meta:
+        unknown = RAISE
+
+    outcome = fields.String(load_default=None, validate=validate.OneOf(OUTCOMES))
+
+
 class QuoteCreateSchema(Schema):
     class Meta:
         unknown = RAISE

@@ -1,0 +1,88 @@
+"""The hosted buyer pages (DECISIONS §13): GET /checkout/{inv_id} and GET /pay/{plpub_id}.
+
+Server-rendered HTML with a little plain JavaScript (static/) over the buyer JSON routes. Only
+buyer-safe views are rendered (the schemas the JSON routes use), never metadata, merchant ids or
+payout wallets. Everything the pages load comes from this app; the CSP allows nothing else.
+An unknown invoice or link is an HTML 404 here: these are pages, not API routes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Response, render_template, request
+
+from blueprints.context import settings
+from blueprints.rate_limits import limit_page_request
+from schemas.payment_links import PaymentLinkPublicSchema
+from schemas.payments import PublicInvoiceSchema
+from services import invoices, networks, payment_links, qr_codes
+from services.clock import isoformat, utcnow
+from services.errors import NotFound
+
+ROOT = Path(__file__).resolve().parent.parent
+bp = Blueprint("pages", __name__, template_folder=str(ROOT / "templates"), static_folder=str(ROOT / "static"),
+               static_url_path="/assets")
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+STATIC_MAX_AGE = 300
+
+
+@bp.before_request
+def _limit():
+    if request.endpoint != "pages.static":      # pages and QR codes count; the static files do not
+        limit_page_request()
+
+
+@bp.after_request
+def _headers(response: Response) -> Response:
+    # Runs before the app's own hook, which only fills headers still missing (app.py).
+    response.headers["Content-Security-Policy"] = PAGE_CSP
+    response.headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=(), payment=()"
+    return response
+
+
+def _render(template: str, status: int = 200, **context) -> tuple[str, int]:
+    return render_template(template, **context), status
+
+
+def _not_found(what: str):
+    return _render("not_found.html", 404, what=what)
+
+
+@bp.get("/checkout/<invoice_id>")
+def checkout_page(invoice_id):
+    try:
+        invoice = invoices.get_public(invoice_id)
+    except NotFound:
+        return _not_found("invoice")
+    return _render("checkout.html", invoice=PublicInvoiceSchema().dump(invoice),
+                   sandbox=settings().swap_provider == "sandbox", networks=networks.page_rules(),
+                   now=isoformat(utcnow()))
+
+
+@bp.get("/checkout/<invoice_id>/qr.svg")
+def checkout_qr_code(invoice_id):
+    try:
+        invoice = invoices.get_public(invoice_id)
+    except NotFound:
+        return _not_found("invoice")
+    if not invoice.deposit_address:
+        return _not_found("deposit address")
+    # The address only: every wallet reads it, whereas payment URIs differ from chain to chain.
+    response = Response(qr_codes.svg(invoice.deposit_address), mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "private, max-age=3600"    # an invoice's address never changes
+    return response
+
+
+@bp.get("/pay/<token>")
+def payment_link_page(token):
+    try:
+        link = payment_links.get_public(token)
+    except NotFound:
+        return _not_found("payment link")
+    return _render("pay.html", link=PaymentLinkPublicSchema().dump(link), networks=networks.page_rules())
+
+
+@bp.get("/favicon.ico")
+def favicon():
+    return bp.send_static_file("favicon.svg")

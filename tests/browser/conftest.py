@@ -1,0 +1,223 @@
+"""A live Tender for the browser tests: gunicorn on an ephemeral 127.0.0.1 port, and headless
+Debian Chromium driven by Playwright.
+
+Embedded default: a fresh SQLite file, and the web process runs the jobs itself (one gunicorn
+worker, so one in-process Redis), so a simulated payment really moves the invoice. With
+TEST_DATABASE_URL/TEST_REDIS_URL: a `<db>_browser` PostgreSQL database beside the test one, the
+test Redis, and `rq worker` + `rq cron` as their own processes, as in production.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+CHROMIUM = "/usr/bin/chromium"
+# Headless and quiet: nothing but 127.0.0.1 is ever contacted (no updates, sync, QUIC probes).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+DESKTOP = {"width": 1024, "height": 760}
+PHONE = {"width": 390, "height": 844}
+# Every run saves its screenshots; only `SCREENSHOTS=docs` writes them over the README's copies,
+# so an ordinary test run leaves the tracked files alone.
+SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") == "docs"
+               else Path(tempfile.gettempdir()) / "tender-screenshots")
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
+
+
+def wait_for(check, *, timeout: float, what: str, interval: float = 0.1):
+    """Poll `check` until it returns something truthy, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _browser_database(workdir: Path) -> str:
+    test_url = os.environ.get("TEST_DATABASE_URL")
+    if not test_url:
+        return f"sqlite:///{workdir}/browser.db"
+    import psycopg2
+
+    parts = urlsplit(test_url)
+    name = parts.path.lstrip("/") + "_browser"
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
+                             password=parts.password, dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@dataclass
+class Server:
+    base_url: str
+    database_url: str
+    api_key: str
+    store_id: str
+    payout_wallet: str
+
+    @property
+    def auth(self) -> dict:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+    def api(self, method: str, path: str, **kwargs) -> requests.Response:
+        return requests.request(method, self.base_url + path, headers=self.auth, timeout=10, **kwargs)
+
+    def sql(self, statement: str, params: tuple) -> None:
+        """Time travel on the server's own rows (an expiry in the past), in its own database."""
+        if self.database_url.startswith("sqlite"):
+            import sqlite3
+
+            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as conn:
+                conn.execute(statement, params)
+        else:
+            import psycopg2
+
+            conn = psycopg2.connect(self.database_url)
+            with conn, conn.cursor() as cursor:
+                cursor.execute(statement.replace("?", "%s"), params)
+            conn.close()
+
+
+def _env(database_url: str, port: int) -> dict:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("TEST_", "PYTEST", "DATABASE_URL", "REDIS_URL"))}
+    env.update({
+        "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT), "SWAP_PROVIDER": "sandbox",
+        "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}", "HOST": "127.0.0.1", "PORT": str(port),
+        "WEB_CONCURRENCY": "1", "WEB_THREADS": "8", "LOG_LEVEL": "WARNING",
+        "CHAIN_POLL_INTERVAL_SECONDS": "1", "SETTLEMENT_POLL_INTERVAL_SECONDS": "1",
+        "EXPIRY_SWEEP_INTERVAL_SECONDS": "1",
+    })
+    if os.environ.get("TEST_REDIS_URL"):
+        env["REDIS_URL"] = os.environ["TEST_REDIS_URL"]
+    return env
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("browser")
+    port = _free_port()
+    env = _env(_browser_database(workdir), port)
+    redis_url = env.get("REDIS_URL")
+    if redis_url:
+        import redis
+
+        redis.Redis.from_url(redis_url).flushdb()
+    flask = [str(BIN / "flask"), "--app", "wsgi"]
+    subprocess.run(flask + ["db", "upgrade"], cwd=ROOT, env=env, check=True, capture_output=True)
+    wallet = "lumen-coffee.near"
+    created = subprocess.run(flask + ["stores", "create", "--name", "Lumen Coffee", "--payout-wallet", wallet,
+                                      "--json"], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    store = json.loads(created.stdout.strip().splitlines()[-1])
+    commands = [[str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"]]
+    if redis_url:      # the real stack: jobs run in their own processes, as in production
+        commands += [[str(BIN / "rq"), "worker", "--url", redis_url, "--worker-class", "rq.worker.SimpleWorker",
+                      "--dequeue-strategy", "round_robin", "webhooks", "chain", "settlement", "maintenance"],
+                     [str(BIN / "rq"), "cron", "--url", redis_url, "scheduler/cron.py"]]
+    log = open(workdir / "server.log", "ab")
+    processes = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True)
+                 for argv in commands]
+    base_url = f"http://127.0.0.1:{port}"
+
+    def healthy():
+        assert processes[0].poll() is None, (workdir / "server.log").read_text()[-2000:]
+        try:
+            return requests.get(base_url + "/health", timeout=1).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    try:
+        wait_for(healthy, timeout=30, what="gunicorn to answer /health")
+        yield Server(base_url, env["DATABASE_URL"], store["api_key"], store["store_id"], wallet)
+    finally:
+        for process in processes:          # by PID: only what this fixture started
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+class Pages:
+    """Opens pages at desktop or phone width, records console errors (a CSP violation is one),
+    and saves screenshots (into docs/screenshots/ with SCREENSHOTS=docs)."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.contexts = []
+        self.console_errors: list[str] = []
+
+    def open(self, url: str, *, viewport=DESKTOP):
+        context = self.browser.new_context(viewport=viewport, device_scale_factor=1,
+                                           is_mobile=viewport is PHONE, has_touch=viewport is PHONE)
+        self.contexts.append(context)
+        page = context.new_page()
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        page.response = page.goto(url)
+        return page
+
+    def _console(self, message) -> None:
+        # A refused request the page expects (a 400 it explains, a 404 page) is logged as an error
+        # too; script errors and CSP violations ("Refused to …") are what must never happen.
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            self.console_errors.append(message.text)
+
+    @staticmethod
+    def screenshot(page, name: str) -> None:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, animations="disabled",
+                        caret="hide")
+
+    def close(self):
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def pages(browser):
+    opened = Pages(browser)
+    yield opened
+    opened.close()

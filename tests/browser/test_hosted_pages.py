@@ -1,0 +1,153 @@
+"""The hosted checkout and payment-link pages in headless Chromium against a live server
+(tests/browser/conftest.py): the buyer's whole path, what the pages refuse, and what they never show."""
+from __future__ import annotations
+
+import re
+
+import requests
+from playwright.sync_api import expect
+
+from tests.browser.conftest import PHONE, wait_for
+
+EVM_ADDRESS = "0x" + "3f" * 20
+TIMEOUT_MS = 20_000
+
+
+def _invoice(server, **body) -> dict:
+    response = server.api("POST", "/v1/invoices", json={"amount": "25.00", **body})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _status(server, invoice_id: str) -> str:
+    return server.api("GET", f"/v1/invoices/{invoice_id}").json()["status"]
+
+
+def test_checkout_from_api_invoice_to_paid_and_back_to_the_shop(server, pages):
+    return_url = f"{server.base_url}/health"          # a page of this server: the test never leaves 127.0.0.1
+    invoice = _invoice(server, return_url=return_url, metadata={"order_note": "gift-wrap-7731"},
+                       external_order_id="order-5521")
+    page = pages.open(invoice["checkout_url"])
+
+    # A strict policy of its own on the page, the usual headers, and no merchant-side data in it.
+    headers = page.response.headers
+    csp = headers["content-security-policy"]
+    for directive in ("default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'",
+                      "frame-ancestors 'none'"):
+        assert directive in csp
+    assert "unsafe-inline" not in csp and headers["x-frame-options"] == "DENY"
+    html = page.content()
+    for private in (server.store_id, server.payout_wallet, "gift-wrap-7731", "order-5521", server.api_key[-8:]):
+        assert private not in html
+    assert "<script>" not in html                                         # no inline script anywhere
+
+    expect(page.locator(".store")).to_have_text("Lumen Coffee")
+    expect(page.locator(".amount")).to_contain_text("25.00")
+    expect(page.locator("[data-field=countdown]")).to_have_text(re.compile(r"^(59|60):\d\d$"))
+
+    page.select_option("#asset", "usdc.eth")
+    expect(page.locator("[data-field=estimate]")).to_contain_text("You will send about 25.125 USDC")
+    page.fill("#refund-to", "not-an-address")
+    page.click("#choose-submit")
+    expect(page.locator("[data-field=choose-error]")).to_have_text("That does not look like an address on Ethereum.")
+    assert _status(server, invoice["id"]) in ("pending", "quoted")      # refused before any deposit address
+
+    page.fill("#refund-to", EVM_ADDRESS)
+    page.click("#choose-submit")
+    address = page.locator("[data-panel=pay] [data-field=deposit_address]")
+    expect(address).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"), timeout=TIMEOUT_MS)
+    expect(page.locator("[data-field=amount_due]")).to_have_text("25.125")
+    qr = page.locator("img.qr")
+    wait_for(lambda: qr.evaluate("img => img.complete && img.naturalWidth > 0"), timeout=10, what="the QR code")
+    svg = requests.get(server.base_url + qr.get_attribute("src"), timeout=5)
+    assert svg.headers["Content-Type"].startswith("image/svg+xml") and "<path" in svg.text
+    assert _status(server, invoice["id"]) == "awaiting_payment"
+    pages.screenshot(page, "checkout-desktop")
+    phone = pages.open(invoice["checkout_url"], viewport=PHONE)
+    expect(phone.locator("[data-field=deposit_address]").first).to_have_text(address.inner_text())
+    wait_for(lambda: phone.locator("img.qr").evaluate("img => img.complete && img.naturalWidth > 0"),
+             timeout=10, what="the QR code at phone width")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]   # nothing wider than a phone
+    pages.screenshot(phone, "checkout-phone")
+
+    page.click("#simulate")
+    expect(page.get_by_role("heading", name="Payment received")).to_be_visible(timeout=TIMEOUT_MS)
+    assert _status(server, invoice["id"]) == "paid"
+    expect(page.locator("#return-link")).to_have_attribute("href", return_url)
+    expect(page.locator("[data-field=redirect-note]")).to_be_visible()
+    pages.screenshot(page, "checkout-paid-desktop")
+    page.wait_for_url(return_url, timeout=TIMEOUT_MS)                   # the automatic return to the shop
+    assert not pages.console_errors, pages.console_errors
+
+
+def test_payment_link_refuses_out_of_range_amounts_then_reaches_checkout(server, pages):
+    created = server.api("POST", "/v1/payment-links", json={
+        "title": "Tip jar for the Saturday roast", "amount_mode": "customer_defined_amount",
+        "min_amount": "5.00", "max_amount": "100.00"})
+    assert created.status_code == 201, created.text
+    link = created.json()
+    page = pages.open(link["public_url"])
+    assert "script-src 'self'" in page.response.headers["content-security-policy"]
+    expect(page.locator(".title")).to_have_text("Tip jar for the Saturday roast")
+    expect(page.locator("#amount-hint")).to_have_text("Between 5.00 and 100.00 USD.")
+    expect(page.locator("#asset")).to_be_enabled()
+    page.select_option("#asset", "usdc.base")
+    page.fill("#refund-to", EVM_ADDRESS)
+    phone = pages.open(link["public_url"], viewport=PHONE)
+    expect(phone.locator("#asset")).to_be_enabled()
+    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    pages.screenshot(phone, "pay-phone")
+
+    # Refused on the page: nothing is sent.
+    page.fill("#amount", "500")
+    page.click("#pay-submit")
+    amount_error = page.locator("[data-field=amount-error]")
+    expect(amount_error).to_have_text("The amount must be between 5.00 and 100.00 USD.")
+    pages.screenshot(page, "pay-desktop")
+    assert server.api("GET", f"/v1/payment-links/{link['id']}/invoices").json()["data"] == []
+
+    # Refused by the server: the merchant lowered the limit after the page was loaded.
+    assert server.api("PATCH", f"/v1/payment-links/{link['id']}", json={"max_amount": "50.00"}).status_code == 200
+    page.fill("#amount", "75")
+    page.click("#pay-submit")
+    expect(amount_error).to_contain_text("50.00")
+    assert server.api("GET", f"/v1/payment-links/{link['id']}/invoices").json()["data"] == []
+
+    page.fill("#amount", "20.5")
+    page.click("#pay-submit")
+    page.wait_for_url(re.compile(r"/checkout/inv_[0-9a-f]{32}$"), timeout=TIMEOUT_MS)
+    expect(page.locator(".amount")).to_contain_text("20.50")
+    expect(page.locator("[data-field=deposit_address]")).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"))
+    invoices = server.api("GET", f"/v1/payment-links/{link['id']}/invoices").json()["data"]
+    assert [(item["amount"], item["status"]) for item in invoices] == [("20.50", "awaiting_payment")]
+
+    # A paused link says why and offers no form; an unknown one is a plain 404 page.
+    assert server.api("POST", f"/v1/payment-links/{link['id']}/deactivate").status_code == 200
+    paused = pages.open(link["public_url"])
+    expect(paused.get_by_role("heading", name="Not accepting payments")).to_be_visible()
+    expect(paused.locator("#pay-form")).to_have_count(0)
+    missing = pages.open(f"{server.base_url}/pay/plpub_{'0' * 32}")
+    assert missing.response.status == 404
+    expect(missing.get_by_role("heading", name="Page not found")).to_be_visible()
+    assert not pages.console_errors, pages.console_errors
+
+
+def test_expired_and_cancelled_invoices_say_so(server, pages):
+    invoice = _invoice(server, amount="12.00", return_url=f"{server.base_url}/health")
+    server.sql("UPDATE invoice SET expires_at = ? WHERE public_id = ?", ("2000-01-01 00:00:00", invoice["id"]))
+    wait_for(lambda: _status(server, invoice["id"]) == "expired", timeout=15, what="the expiry sweep")
+    page = pages.open(invoice["checkout_url"])
+    expect(page.get_by_role("heading", name="This invoice has expired")).to_be_visible()
+    expect(page.locator("[data-panel=choose]")).to_be_hidden()
+    expect(page.locator(".timer")).to_be_hidden()
+    expect(page.locator("#return-link")).to_be_visible()
+    pages.screenshot(page, "checkout-expired-desktop")
+    pages.screenshot(pages.open(invoice["checkout_url"], viewport=PHONE), "checkout-expired-phone")
+
+    cancelled = _invoice(server)
+    assert server.api("POST", f"/v1/invoices/{cancelled['id']}/cancel").status_code == 200
+    page = pages.open(cancelled["checkout_url"])
+    expect(page.get_by_role("heading", name="This invoice was cancelled")).to_be_visible()
+    missing = pages.open(f"{server.base_url}/checkout/inv_{'0' * 32}")
+    assert missing.response.status == 404 and "text/html" in missing.response.headers["content-type"]
+    assert not pages.console_errors, pages.console_errors
