@@ -1,7 +1,7 @@
 """Jobs of the `webhooks` queue, and the outbox relay sweep (run on `maintenance` by rq cron).
 
 Each job borrows one database connection, calls services, and is safe to run twice or at once
-with itself: fan-out is a compare-and-set on the event, deliveries are claimed from the database.
+with itself: fan-out is a compare-and-set on each event, deliveries are claimed from the database.
 """
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ log = logging.getLogger("tender.jobs.webhooks")
 
 
 @measured
-def fan_out_event(event_id: str) -> int:
-    """Create the deliveries of one committed event (nudged right after its commit)."""
+def fan_out_pending() -> int:
+    """Create the deliveries of every committed event not yet dispatched (nudged after commits;
+    one run serves a whole burst of events)."""
     ensure_runtime()
     with db.connection_context():
-        created = outbox.fan_out(event_id, now=utcnow())
+        created = outbox.fan_out_pending(now=utcnow())
     if created:
         outbox.nudge_delivery()
     return created
@@ -32,6 +33,7 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
     """Send every due delivery, concurrently, for up to `max_seconds`."""
     settings = ensure_runtime()
     policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
+    outbox.clear_nudge(outbox.DELIVER_NUDGE_KEY)      # before looking: later work nudges a new run
     with db.connection_context():
         counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds)
     return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}

@@ -37,6 +37,6 @@ def after_commit(event: Event | None) -> None:
 
     Inside a caller's own transaction the event is not committed yet, so no nudge: a job must not
     look for a row it cannot see. The relay sweep dispatches it, or the caller calls
-    `outbox.nudge_event(event.id)` after its commit."""
+    `outbox.nudge_fan_out()` after its commit."""
     if event is not None and not db.in_transaction():
-        outbox.nudge_event(event.id)
+        outbox.nudge_fan_out()

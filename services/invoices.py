@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from models.base import db, is_postgres
-from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.stores import ApiKey, Store
 from services import ids, integrations, invoice_states, outbox
-from services.locks import lock_row
+from services.locks import lock_row, write_transaction
 from services.errors import DomainError, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
 
@@ -65,7 +63,7 @@ def _create_for_installation(integration: Integration, fields: dict, *, now: dt.
     The check and the insert run under a lock on the installation row (PostgreSQL: FOR UPDATE),
     so two concurrent creates for one order cannot both pass. A unique index could not express
     the rule: an expired invoice paid late must not collide with its successor."""
-    with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
+    with write_transaction():
         lock_row(Integration, integration.id)
         existing = (Invoice.select(Invoice.public_id, Invoice.status)
                     .where((Invoice.integration_id == integration.id)
@@ -80,9 +78,7 @@ def _create_for_installation(integration: Integration, fields: dict, *, now: dt.
                                        "external_order_id": fields["external_order_id"]})
         invoice = invoice_states.create(now=now, integration_id=integration.id, **fields)
     # Created inside this transaction, so create() left the nudge to us (services/events.after_commit).
-    event_id = Event.select(Event.id).where(Event.invoice == invoice.id).scalar()
-    if event_id is not None:
-        outbox.nudge_event(event_id)
+    outbox.nudge_fan_out()
     return invoice
 
 

@@ -1,8 +1,9 @@
 """The outbox relay: committed event rows become delivery rows (fan-out), then deliveries are sent.
 
-The database is the truth: an RQ job is only a nudge to do the work now. `nudge_event()` runs
-after the event's transaction commits; if Redis is unreachable the nudge is lost and
-`relay()` (the scheduler's sweep) fans the event out a few seconds later instead. Fan-out is
+The database is the truth: an RQ job is only a nudge to do the work now. `nudge_fan_out()` runs
+after the event's transaction commits and queues one run for however many events a burst
+commits; if Redis is unreachable the nudge is lost and `relay()` (the scheduler's sweep) fans
+the event out a few seconds later instead. Fan-out is
 idempotent: the event is marked dispatched by compare-and-set in the same transaction that
 creates its deliveries, and (event, target) is unique.
 """
@@ -24,29 +25,41 @@ log = logging.getLogger("tender.outbox")
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
 RELAY_BATCH = 200
+FAN_OUT_NUDGE_KEY = "tender:webhooks:fan-out-nudge"
 DELIVER_NUDGE_KEY = "tender:webhooks:deliver-nudge"
-DELIVER_NUDGE_MS = 1000
-FAN_OUT_JOB = "jobs.webhooks.fan_out_event"
+NUDGE_EXPIRY_MS = 10_000       # a flag whose job was lost (Redis hiccup) stops blocking nudges after this
+FAN_OUT_JOB = "jobs.webhooks.fan_out_pending"
 DELIVER_JOB = "jobs.webhooks.deliver_due"
 
+# A nudge flag means "a run is queued and has not started". The run clears its flag before it
+# looks at the database, so whatever is committed after that look sets the flag again and gets
+# a run of its own: a burst of events costs one job, and none waits for the relay sweep.
 
-def nudge_event(event_id) -> None:
-    """Ask a worker to fan `event_id` out now. Call after commit; losing the nudge only delays."""
+
+def _nudge(flag: str, job: str, what: str) -> None:
     try:
-        queues.queue("webhooks").enqueue(FAN_OUT_JOB, str(event_id), result_ttl=0, failure_ttl=3600)
+        if queues.redis().set(flag, "1", nx=True, px=NUDGE_EXPIRY_MS):
+            queues.queue("webhooks").enqueue(job, result_ttl=0, failure_ttl=3600)
     except redis_lib.RedisError as error:
-        log.warning("event %s committed but not nudged (%s); the outbox relay will dispatch it", event_id, error)
+        log.warning("%s not nudged (%s); the outbox relay will start them", what, error)
+
+
+def clear_nudge(flag: str) -> None:
+    """Called by a run before it looks at the database (see above)."""
+    try:
+        queues.redis().delete(flag)
+    except redis_lib.RedisError:
+        pass        # the flag expires by itself
+
+
+def nudge_fan_out() -> None:
+    """Ask a worker to fan out committed events now. Call after commit; a lost nudge only delays."""
+    _nudge(FAN_OUT_NUDGE_KEY, FAN_OUT_JOB, "committed events")
 
 
 def nudge_delivery() -> None:
-    """Enqueue one delivery run unless one was enqueued in the last second (a burst of events
-    needs one run, not one per event; a run claims everything due)."""
-    try:
-        connection = queues.redis()
-        if connection.set(DELIVER_NUDGE_KEY, "1", nx=True, px=DELIVER_NUDGE_MS):
-            queues.queue("webhooks").enqueue(DELIVER_JOB, result_ttl=0, failure_ttl=3600)
-    except redis_lib.RedisError as error:
-        log.warning("deliveries not nudged (%s); the outbox relay will start them", error)
+    """Ask a worker for a delivery run: one run for a burst, since a run claims everything due."""
+    _nudge(DELIVER_NUDGE_KEY, DELIVER_JOB, "deliveries")
 
 
 def _targets(event: Event) -> list[dict]:
@@ -80,6 +93,12 @@ def fan_out(event_id, *, now: dt.datetime) -> int:
         if rows:
             WebhookDelivery.insert_many(rows).execute()
     return len(rows)
+
+
+def fan_out_pending(*, now: dt.datetime) -> int:
+    """The nudged run: fan out every undispatched event, however young. Returns deliveries created."""
+    clear_nudge(FAN_OUT_NUDGE_KEY)
+    return relay(now=now, grace=dt.timedelta(0))
 
 
 def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH) -> int:

@@ -269,11 +269,11 @@ def test_a_connection_error_is_recorded(client, auth, policy):
 
 def test_job_functions_and_one_simpleworker_run(client, auth, receiver, job_settings):
     make_endpoint(client, auth, receiver.url("/hook"))
-    create_invoice(client, auth)                      # the route nudged fan_out_event onto `webhooks`
+    create_invoice(client, auth)                      # the route nudged fan_out_pending onto `webhooks`
     queue = queues.queue("webhooks")
     assert queue.count >= 1
     worker = SimpleWorker([queue], connection=queues.redis())
-    assert worker.work(burst=True)                    # fan_out_event, then the deliver_due it nudged
+    assert worker.work(burst=True)                    # fan_out_pending, then the deliver_due it nudged
     receiver.wait_for(1)
     assert delivery_rows()[0].status == "succeeded"
     assert queue.failed_job_registry.count == 0
@@ -316,3 +316,22 @@ def test_a_batch_of_results_writes_only_the_deliveries_whose_claim_still_holds(c
     assert failed.status == "pending" and failed.next_attempt_at is not None and failed.succeeded_at is None
     assert failed.last_status_code == 503 and failed.last_error == "HTTP 503" and failed.last_response_excerpt == "busy"
     assert attempts[kept_failed.delivery_id].outcome == "failed"
+
+
+def test_a_burst_of_events_is_fanned_out_by_one_job_and_none_is_missed(client, auth, receiver, job_settings):
+    make_endpoint(client, auth, receiver.url("/hook"))
+    for number in range(5):
+        create_invoice(client, auth, external_order_id=f"ord-{number}")
+    webhooks_queue = queues.queue("webhooks")
+    assert [job.func_name for job in webhooks_queue.jobs] == ["jobs.webhooks.fan_out_pending"]
+
+    # The run clears its flag before it looks, so an event committed after the look gets its own run.
+    webhook_jobs.fan_out_pending()
+    assert not queues.redis().exists(outbox.FAN_OUT_NUDGE_KEY)
+    create_invoice(client, auth, external_order_id="ord-late")
+    assert [job.func_name for job in webhooks_queue.jobs].count("jobs.webhooks.fan_out_pending") == 2
+
+    webhook_jobs.fan_out_pending()
+    assert len(delivery_rows()) == 6
+    with db.connection_context():
+        assert not Event.select().where(Event.dispatched_at.is_null()).exists()

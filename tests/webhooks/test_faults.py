@@ -114,7 +114,7 @@ def test_kill_9_of_a_worker_mid_delivery_still_ends_succeeded(client, auth, rece
     assert is_postgres()
     released = receiver.hold("/slow")
     make_endpoint(client, auth, receiver.url("/slow"))
-    create_invoice(client, auth)                       # nudges fan_out_event onto the real `webhooks` queue
+    create_invoice(client, auth)                       # nudges fan_out_pending onto the real `webhooks` queue
     env = {**os.environ, **test_env, "WEBHOOK_TIMEOUT_SECONDS": "20", "WEBHOOK_CLAIM_SECONDS": "45"}
     rq = os.path.join(os.path.dirname(sys.executable), "rq")
     worker = subprocess.Popen([rq, "worker", "--url", test_env["REDIS_URL"], "--burst",
