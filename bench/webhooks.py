@@ -80,12 +80,12 @@ def main():
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
     database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{tempfile.mkdtemp()}/bench.db"
-    settings = setup(database_url)
+    setup(database_url)
 
     from models.base import db
     from models.events import Event
     from models.webhooks import WebhookDelivery, WebhookEndpoint
-    from services import outbox, stores, webhook_delivery, webhooks
+    from services import outbox, stores, webhook_delivery, webhook_sending, webhooks
     from services.clock import utcnow
 
     receiver, port = start_receiver()
@@ -101,7 +101,7 @@ def main():
         # 1. fan-out of one event to 16 endpoints, end to end.
         events = make_events(store, args.fanout_events)
         with db.connection_context():
-            bodies = [webhook_delivery.render_body(Event.get_by_id(e).payload) for e in events]
+            bodies = [webhook_sending.render_body(Event.get_by_id(e).payload) for e in events]
             began = time.perf_counter()
             for event_id in events:
                 outbox.fan_out(event_id, now=utcnow())
@@ -119,7 +119,7 @@ def main():
             for event_id in events:
                 outbox.fan_out(event_id, now=utcnow())
             due = WebhookDelivery.select().where(WebhookDelivery.status == "pending").count()
-            bodies = [webhook_delivery.render_body(Event.get_by_id(e).payload) for e in events]
+            bodies = [webhook_sending.render_body(Event.get_by_id(e).payload) for e in events]
             began = time.perf_counter()
             counts = webhook_delivery.deliver_due(policy, max_seconds=600)
             ours = time.perf_counter() - began

@@ -1,4 +1,4 @@
-"""Sending deliveries (DECISIONS §1, §11): claim due rows from the database in batches, send them
+"""Delivery runs (DECISIONS §1, §11): claim due rows from the database in batches, send them
 concurrently from one job, record every attempt, and schedule the next one on the row.
 
 A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a
@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
-import json
 import logging
-import os
 import random
 import secrets
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import peewee as pw
 import requests
@@ -29,17 +26,14 @@ from models.base import db, is_postgres
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
-from models.webhooks import MAX_EXCERPT_BYTES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import clock, ids, metrics
 from services.locks import write_transaction
-from services.webhook_signing import signature_header
-from services.webhook_urls import AddressRefused, delivery_session
+from services.webhook_sending import Outcome, Work, render_body, send, shared_session
 
 log = logging.getLogger("tender.webhooks")
 
-USER_AGENT = "Tender-Webhooks/1.0"
 DISABLE_AFTER = dt.timedelta(days=3)
-MAX_BODY_READ = 64 * 1024            # read (and discard) at most this much of a response
 JITTER = 0.10
 
 
@@ -63,35 +57,6 @@ class DeliveryPolicy:
             return None
         delay = self.retry_schedule[attempts_made - 1]
         return now + dt.timedelta(seconds=delay * (1 + random.uniform(0, JITTER)))
-
-
-@dataclass
-class Work:
-    """Everything one attempt needs, read at claim time so the sending thread never touches the DB."""
-    delivery_id: object
-    public_id: str
-    number: int
-    claim_token: str
-    url: str
-    secrets: list[str]
-    body: bytes
-    event_public_id: str
-    event_type: str
-    endpoint_id: object = None
-    endpoint_enabled: bool = True
-    endpoint_failing_since: dt.datetime | None = None
-    integration_public_id: str | None = None       # int_…: the endpoint is a storefront installation's
-
-
-@dataclass
-class Outcome:
-    work: Work
-    started_at: dt.datetime
-    ok: bool
-    status_code: int | None = None
-    latency_ms: int | None = None
-    error: str | None = None
-    excerpt: str | None = None
 
 
 @dataclass
@@ -164,93 +129,6 @@ def _load_work(token: str) -> list[Work]:
                          endpoint_failing_since=failing_since,
                          integration_public_id=row["integration_public_id"]))
     return work
-
-
-def render_body(payload: dict) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def headers_for(work: Work, timestamp: int) -> dict:
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        "X-Tender-Event-Id": work.event_public_id,
-        "X-Tender-Event-Type": work.event_type,
-        "X-Tender-Delivery-Id": work.public_id,
-        "X-Tender-Timestamp": str(timestamp),
-        "X-Tender-Signature": signature_header(work.secrets, timestamp, work.body),
-    }
-    if work.integration_public_id:
-        headers["X-Tender-Integration-Id"] = work.integration_public_id
-    return headers
-
-
-def send(session: requests.Session, work: Work, policy: DeliveryPolicy) -> Outcome:
-    """One HTTP attempt. Runs in a pool thread: no database access here."""
-    started_at = clock.utcnow()
-    if not work.endpoint_enabled:
-        return Outcome(work, started_at, ok=False, error="the endpoint is disabled; nothing was sent")
-    if not policy.allow_private and urlsplit(work.url).scheme != "https":
-        return Outcome(work, started_at, ok=False, error="refused: webhook URLs must be https://")
-    timestamp = int(time.time())
-    began = time.monotonic()
-    deadline = began + policy.timeout_seconds
-    try:
-        response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
-                                timeout=(policy.timeout_seconds, policy.timeout_seconds),
-                                allow_redirects=False, stream=True)
-        try:
-            excerpt, complete = _read_excerpt(response, deadline)
-        finally:
-            response.close()       # back to the pool when fully read, otherwise dropped
-    except requests.Timeout:
-        return Outcome(work, started_at, ok=False, latency_ms=_ms(began),
-                       error=f"timed out after {policy.timeout_seconds} s")
-    except requests.RequestException as error:
-        return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
-    status = response.status_code
-    outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
-                      latency_ms=_ms(began), excerpt=excerpt)
-    if not complete:
-        outcome.error = f"no complete answer within {policy.timeout_seconds} s"
-    elif 300 <= status < 400:
-        outcome.error = f"redirects are not followed (HTTP {status} to {response.headers.get('Location', '?')[:200]})"
-    elif not outcome.ok:
-        outcome.error = f"HTTP {status}"
-    return outcome
-
-
-def _read_excerpt(response, deadline: float) -> tuple[str, bool]:
-    """The first 1 KiB of the body as text; False if the answer took longer than the deadline."""
-    head, total = b"", 0
-    for chunk in response.iter_content(4096):
-        if len(head) < MAX_EXCERPT_BYTES:
-            head += chunk[:MAX_EXCERPT_BYTES - len(head)]
-        total += len(chunk)
-        if time.monotonic() > deadline:
-            return head.decode("utf-8", "replace"), False
-        if total > MAX_BODY_READ:
-            break
-    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], time.monotonic() <= deadline
-
-
-def _describe(error: Exception) -> str:
-    """A short reason, naming a refused address when the address guard stopped the connection."""
-    seen, stack = set(), [error]
-    while stack:
-        current = stack.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, AddressRefused):
-            return current.refusal
-        stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
-        stack.extend(arg for arg in getattr(current, "args", ()) if isinstance(arg, BaseException))
-    return f"connection failed: {type(error).__name__}: {str(error)[:300]}"
-
-
-def _ms(began: float) -> int:
-    return int((time.monotonic() - began) * 1000)
 
 
 def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
@@ -349,19 +227,6 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
                                disabled_reason="every delivery failed for 3 days").where(where).execute()
 
 
-_sessions: dict = {}
-
-
-def _shared_session(policy: DeliveryPolicy) -> requests.Session:
-    """One Session per process (and per address policy), so connections to receivers are reused
-    across delivery runs; never one inherited through a fork."""
-    key = (os.getpid(), policy.allow_private, policy.concurrency)
-    if key not in _sessions:
-        _sessions.clear()
-        _sessions[key] = delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
-    return _sessions[key]
-
-
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
                 session: requests.Session | None = None) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
@@ -370,7 +235,7 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     Claims and results are batched: results are written, and slots refilled, when half the
     slots have finished (or nothing else is in flight), so a transaction covers many attempts."""
     counts = RunCounts()
-    session = session or _shared_session(policy)
+    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
     began = time.monotonic()
     in_flight, finished = {}, []
     half = max(1, policy.concurrency // 2)

@@ -10,7 +10,7 @@ from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services import invoice_states, outbox, queues, webhook_delivery, webhook_signing
+from services import invoice_states, outbox, queues, webhook_delivery, webhook_sending, webhook_signing
 from services.clock import utcnow
 from tests import factories
 from tests.webhooks.conftest import pump
@@ -298,9 +298,9 @@ def test_a_batch_of_results_writes_only_the_deliveries_whose_claim_still_holds(c
         WebhookDelivery.update(claim_token="taken-over-by-another").where(
             WebhookDelivery.id == lost.delivery_id).execute()
         now = utcnow()
-        outcomes = [webhook_delivery.Outcome(lost, now, ok=True, status_code=200, latency_ms=3, excerpt="ok"),
-                    webhook_delivery.Outcome(kept_ok, now, ok=True, status_code=200, latency_ms=4, excerpt="ok"),
-                    webhook_delivery.Outcome(kept_failed, now, ok=False, status_code=503, latency_ms=5,
+        outcomes = [webhook_sending.Outcome(lost, now, ok=True, status_code=200, latency_ms=3, excerpt="ok"),
+                    webhook_sending.Outcome(kept_ok, now, ok=True, status_code=200, latency_ms=4, excerpt="ok"),
+                    webhook_sending.Outcome(kept_failed, now, ok=False, status_code=503, latency_ms=5,
                                              error="HTTP 503", excerpt="busy")]
         counts = webhook_delivery.RunCounts()
         webhook_delivery.record(outcomes, policy, now=now, counts=counts)
