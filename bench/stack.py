@@ -9,7 +9,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,8 @@ import time
 from pathlib import Path
 
 import requests
+
+from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -54,22 +55,6 @@ def create_store(url: str, **extra_env) -> tuple[str, str]:
                              check=True, capture_output=True, text=True)
     payload = json.loads(created.stdout.strip().splitlines()[-1])
     return payload["store_id"], payload["api_key"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(check, *, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise RuntimeError(f"timed out after {timeout}s waiting for {what}")
 
 
 class Processes:

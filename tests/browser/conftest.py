@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
+
+from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -38,23 +38,6 @@ SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") ==
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
-
-
-def wait_for(check, *, timeout: float, what: str, interval: float = 0.1):
-    """Poll `check` until it returns something truthy, or fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _browser_database(workdir: Path) -> str:
@@ -124,7 +107,7 @@ def _env(database_url: str, port: int) -> dict:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("browser")
-    port = _free_port()
+    port = free_port()
     env = _env(_browser_database(workdir), port)
     redis_url = env.get("REDIS_URL")
     if redis_url:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
+
+from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -29,12 +29,6 @@ pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
 TTL_SECONDS = 12
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _env(**extra) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
     env.update({
@@ -45,17 +39,6 @@ def _env(**extra) -> dict:
     })
     env.update(extra)
     return env
-
-
-def wait_for(check, *, timeout: float, what: str, interval: float = 0.2):
-    """Poll `check` until it returns something truthy, or fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class Processes:
@@ -104,7 +87,7 @@ def stack():
                               "--payout-wallet", "e2e-merchant.near", "--json"], cwd=ROOT, env=env, check=True,
                              capture_output=True, text=True)
     api_key = json.loads(created.stdout.strip().splitlines()[-1])["api_key"]
-    port = _free_port()
+    port = free_port()
     processes = Processes()
     try:
         processes.start("web", [str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"],

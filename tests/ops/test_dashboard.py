@@ -1,7 +1,6 @@
 """rq-dashboard, as the Procfile runs it (bin/dashboard), works with the RQ we pin, behind the
 operator credentials."""
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -10,6 +9,7 @@ import pytest
 import requests
 
 from services import queues
+from tests.support.polling import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DASHBOARD = os.path.join(ROOT, "bin", "dashboard")
@@ -22,12 +22,6 @@ def _env(**values) -> dict:
     return {**env, **values}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_the_dashboard_refuses_to_start_without_operator_credentials():
     result = subprocess.run([DASHBOARD], env=_env(REDIS_URL="redis://127.0.0.1:6379/0"),
                             capture_output=True, text=True, timeout=30)
@@ -38,7 +32,7 @@ def test_the_dashboard_refuses_to_start_without_operator_credentials():
 @pytest.mark.skipif(not os.environ.get("TEST_REDIS_URL"), reason="the dashboard reads a real Redis")
 def test_the_dashboard_shows_tenders_queues_and_asks_for_the_operator(app, test_env):
     queues.queue("maintenance").enqueue("jobs.webhooks.relay_outbox")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([DASHBOARD], env=_env(
         REDIS_URL=test_env["REDIS_URL"], OPERATOR_USERNAME="ops", OPERATOR_PASSWORD="s3cret",
         DASHBOARD_HOST="127.0.0.1", PORT=str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -11,11 +11,9 @@ import datetime as dt
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from models.events import Event
 from models.invoices import Invoice
 from services.clock import utcnow
 from tests.factories import make_invoice, make_key, make_store
+from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -43,22 +42,6 @@ def _env(**extra) -> dict:
                 "LOG_LEVEL": "WARNING", "EMBEDDED_JOBS": "0", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
     env.update(extra)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(check, *, timeout: float, what: str, interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 class RowLock:
@@ -106,7 +89,7 @@ def _procfile_command(name: str) -> list[str]:
 def test_gunicorn_finishes_an_in_flight_request_after_sigterm(app, tmp_path):
     store = make_store()
     key = make_key(store)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(tmp_path / "web.log", "wb")
     web = subprocess.Popen(_procfile_command("web"), cwd=ROOT, stdout=log, stderr=log, start_new_session=True,
