@@ -18,10 +18,11 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))          # a plain script: make the project's modules importable
+from tests.support.databases import sibling_database  # noqa: E402
 MAX_EXAMPLES = os.environ.get("FUZZ_MAX_EXAMPLES", "25")
 SEED = os.environ.get("FUZZ_SEED", "8")
 RUN_TIMEOUT = int(os.environ.get("FUZZ_TIMEOUT_SECONDS", "300"))
@@ -33,28 +34,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fuzz_database(workdir: str) -> str:
-    test_url = os.environ.get("TEST_DATABASE_URL")
-    if not test_url:
-        return f"sqlite:///{workdir}/fuzz.db"
-    import psycopg2
-
-    parts = urlsplit(test_url)
-    name = parts.path.lstrip("/") + "_fuzz"
-    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
-                             password=parts.password, dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
-    return urlunsplit(parts._replace(path="/" + name))
-
-
 def server_environment(workdir: str, port: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS_URL"))}
     env.update({
-        "DATABASE_URL": fuzz_database(workdir),
+        "DATABASE_URL": sibling_database("fuzz", workdir),
         "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
         "HOST": "127.0.0.1", "PORT": str(port),
         # One worker on SQLite (one writer); the embedded fakeredis then holds every counter.

@@ -16,11 +16,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import requests
 
+from tests.support.databases import sibling_database
 from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,24 +38,6 @@ SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") ==
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
-
-
-def _browser_database(workdir: Path) -> str:
-    test_url = os.environ.get("TEST_DATABASE_URL")
-    if not test_url:
-        return f"sqlite:///{workdir}/browser.db"
-    import psycopg2
-
-    parts = urlsplit(test_url)
-    name = parts.path.lstrip("/") + "_browser"
-    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
-                             password=parts.password, dbname="postgres")
-    admin.autocommit = True
-    with admin.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
-    return urlunsplit(parts._replace(path="/" + name))
 
 
 @dataclass
@@ -108,7 +90,7 @@ def _env(database_url: str, port: int) -> dict:
 def server(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("browser")
     port = free_port()
-    env = _env(_browser_database(workdir), port)
+    env = _env(sibling_database("browser", workdir), port)
     redis_url = env.get("REDIS_URL")
     if redis_url:
         import redis

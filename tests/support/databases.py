@@ -1,0 +1,23 @@
+"""A fresh database beside the test database, for a server started as its own process."""
+import os
+from urllib.parse import urlsplit, urlunsplit
+
+
+def sibling_database(suffix: str, workdir) -> str:
+    """SQLite in `workdir` on the embedded default; else `<TEST_DATABASE_URL's name>_<suffix>` on the
+    same PostgreSQL, dropped and created anew (the server under test migrates it)."""
+    test_url = os.environ.get("TEST_DATABASE_URL")
+    if not test_url:
+        return f"sqlite:///{workdir}/{suffix}.db"
+    import psycopg2
+
+    parts = urlsplit(test_url)
+    name = f"{parts.path.lstrip('/')}_{suffix}"
+    admin = psycopg2.connect(host=parts.hostname, port=parts.port or 5432, user=parts.username,
+                             password=parts.password, dbname="postgres")
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        cursor.execute(f'CREATE DATABASE "{name}"')
+    admin.close()
+    return urlunsplit(parts._replace(path="/" + name))
