@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
 
 def _runs_embedded_jobs(settings: Settings) -> bool:
-    """With the embedded Redis nothing else can run jobs, so the web process does (DECISIONS §1);
+    """With the embedded Redis nothing else can run jobs, so the web process does (docs/operations.md);
     not inside a `flask …` command (a migration must not race a sweep), and not when turned off."""
     import click
 

@@ -1,4 +1,4 @@
-"""Operator commands (`flask --app wsgi …`). Their JSON output is a contract (DECISIONS §9)."""
+"""Operator commands (`flask --app wsgi …`). Their JSON output is a contract (docs/api.md#authentication-and-scopes)."""
 from __future__ import annotations
 
 import json

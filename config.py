@@ -40,7 +40,7 @@ class Settings:
     db_max_connections: int = 20
     db_stale_timeout_seconds: int = 300
     log_level: str = "INFO"
-    # Rate limits (DECISIONS §12): a mode per family, a number per bucket, per minute.
+    # Rate limits (docs/api.md#rate-limits): a mode per family, a number per bucket, per minute.
     rate_limit_write_mode: str = "enforce"
     rate_limit_read_mode: str = "observe"
     rate_limit_public_mode: str = "enforce"
@@ -49,7 +49,7 @@ class Settings:
     rate_limit_public_checkout_per_token: int = 10
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
-    # Webhooks (DECISIONS §11): retry delays after each failed attempt, the per-attempt timeout,
+    # Webhooks (docs/webhooks.md): retry delays after each failed attempt, the per-attempt timeout,
     # how long a claimed delivery stays reserved, and how many are sent at once per worker.
     webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
     webhook_timeout_seconds: int = 10

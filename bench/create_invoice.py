@@ -4,7 +4,7 @@ doing the same inserts (bench/bare_app.py), same gunicorn config, same database,
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench .venv/bin/python -m bench.create_invoice
     … -m bench.create_invoice --sweep        # also try several workers x threads (docs/performance.md)
 
-Rate limits are off (DECISIONS §12: `off` is for benchmarks); REDIS_URL is needed (the outbox nudge
+Rate limits are off (docs/api.md#rate-limits: `off` is for benchmarks); REDIS_URL is needed (the outbox nudge
 and the metrics go to Redis as in production). The database is emptied first: use a scratch one.
 Goal: Tender >= 60% of the bare endpoint's requests/s.
 """

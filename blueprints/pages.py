@@ -1,4 +1,4 @@
-"""The hosted buyer pages (DECISIONS §13): GET /checkout/{inv_id} and GET /pay/{plpub_id}.
+"""The hosted buyer pages (docs/checkout.md): GET /checkout/{inv_id} and GET /pay/{plpub_id}.
 
 Server-rendered HTML with a little plain JavaScript (static/) over the buyer JSON routes. Only
 buyer-safe views are rendered (the schemas the JSON routes use), never metadata, merchant ids or

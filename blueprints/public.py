@@ -1,4 +1,4 @@
-"""Buyer-facing JSON routes (DECISIONS §13): no authentication, buyer-safe fields only."""
+"""Buyer-facing JSON routes (docs/checkout.md): no authentication, buyer-safe fields only."""
 from flask import Blueprint
 
 from blueprints.context import provider, settings

@@ -1,7 +1,7 @@
 """Which bucket a request counts against, and the RateLimit-* headers on limited routes.
 
 Keyed routes count per API key (`write` for POST/PATCH/DELETE, `read` for GET); public routes
-count per client IP, and public checkout also per `plpub_` token (DECISIONS §12).
+count per client IP, and public checkout also per `plpub_` token (docs/api.md#rate-limits).
 """
 from __future__ import annotations
 

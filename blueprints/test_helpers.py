@@ -1,4 +1,4 @@
-"""Sandbox-only test helpers (DECISIONS §5): 404 unless SWAP_PROVIDER=sandbox."""
+"""Sandbox-only test helpers (docs/payment-engine.md): 404 unless SWAP_PROVIDER=sandbox."""
 from functools import wraps
 
 from flask import Blueprint, g

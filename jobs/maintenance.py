@@ -14,7 +14,7 @@ def sweep_expired_invoices() -> int:
 
 @measured
 def purge_expired_idempotency_keys() -> int:
-    """Idempotency keys are kept 24 hours (DECISIONS §10); delete what is past that, in batches."""
+    """Idempotency keys are kept 24 hours (docs/api.md#idempotency); delete what is past that, in batches."""
     ensure_runtime()
     with db.connection_context():
         return idempotency.purge_expired(now=utcnow())

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Protocol
 
 # The 1Click status names, kept verbatim: they are the provider's vocabulary, and the
-# invoice state machine maps them to moves (DECISIONS §4).
+# invoice state machine maps them to moves (docs/payment-engine.md).
 PENDING_DEPOSIT = "PENDING_DEPOSIT"
 KNOWN_DEPOSIT_TX = "KNOWN_DEPOSIT_TX"
 PROCESSING = "PROCESSING"
@@ -37,7 +37,7 @@ class ProviderRejected(ProviderError):
 
 @dataclass(frozen=True)
 class Asset:
-    code: str                 # our code: "btc", "usdc.eth" (DECISIONS §5)
+    code: str                 # our code: "btc", "usdc.eth" (docs/payment-engine.md)
     symbol: str               # "USDC"
     network: str              # "eth", "base", "near", "btc", ...
     decimals: int

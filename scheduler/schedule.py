@@ -24,7 +24,7 @@ def sweeps(settings) -> list[dict]:
                 "result_ttl": 0, "failure_ttl": 86400, "ttl": 2 * interval + 5}
 
     return [
-        # Outbox relay (DECISIONS §1: the maintenance queue): events whose fan-out nudge was lost are
+        # Outbox relay (docs/operations.md: the maintenance queue): events whose fan-out nudge was lost are
         # dispatched within seconds, and due webhook retries get a delivery run on the webhooks queue.
         {"func": relay_outbox, "queue_name": "maintenance", "interval": OUTBOX_RELAY_SECONDS, "result_ttl": 0,
          "failure_ttl": 3600},

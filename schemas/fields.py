@@ -81,7 +81,7 @@ class UuidString(fields.String):
 
 
 class Metadata(fields.Field):
-    """The flat metadata object of DECISIONS §3, with sensitive keys dropped."""
+    """The flat metadata object of docs/api.md#money-strings-and-sizes, with sensitive keys dropped."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         try:

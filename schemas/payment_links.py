@@ -1,4 +1,4 @@
-"""Payment link request and response shapes (spec "Payment link", DECISIONS §10)."""
+"""Payment link request and response shapes (spec "Payment link", docs/payment-links.md)."""
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.common import ListQuerySchema

@@ -1,4 +1,4 @@
-"""Buyer-facing and test-helper shapes of the payment engine (DECISIONS §5, §13)."""
+"""Buyer-facing and test-helper shapes of the payment engine (docs/payment-engine.md, docs/checkout.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
 from providers.sandbox import OUTCOMES

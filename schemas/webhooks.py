@@ -1,4 +1,4 @@
-"""Webhook endpoint, delivery and event shapes (DECISIONS §11)."""
+"""Webhook endpoint, delivery and event shapes (docs/webhooks.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
 from schemas.common import ListQuerySchema

@@ -1,4 +1,4 @@
-"""API keys: issue, authenticate, revoke. Keys are stored only as SHA-256 digests (DECISIONS §2, §9)."""
+"""API keys: issue, authenticate, revoke. Keys are stored only as SHA-256 digests (docs/api.md#identifiers-and-secrets, docs/api.md#authentication-and-scopes)."""
 from __future__ import annotations
 
 import datetime as dt

@@ -1,4 +1,4 @@
-"""Buyer checkout of a payment link (spec "Checkout rules", DECISIONS §10).
+"""Buyer checkout of a payment link (spec "Checkout rules", docs/payment-links.md).
 
 The rules: fixed links take no amount, customer-defined ones need one within bounds; a reusable
 link creates an invoice each time; a single-use link reuses its open invoice, and once paid

@@ -1,4 +1,4 @@
-"""Domain errors carry a code from DECISIONS §8; blueprints/errors.py maps codes to HTTP."""
+"""Domain errors carry a code from docs/api.md#errors; blueprints/errors.py maps codes to HTTP."""
 
 
 class DomainError(Exception):

@@ -1,4 +1,4 @@
-"""The expiry sweep (DECISIONS §4): open invoices past `expires_at` with no deposit seen.
+"""The expiry sweep (docs/payment-engine.md): open invoices past `expires_at` with no deposit seen.
 
 It walks the due invoices in (expires_at, id) order through the (status, expires_at) index, in
 batches, so its cost follows the number of invoices due, not the size of the table. Expiry never

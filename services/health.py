@@ -1,4 +1,4 @@
-"""What /health reports: the database decides up or down; Redis only degrades (DECISIONS §14)."""
+"""What /health reports: the database decides up or down; Redis only degrades (docs/operations.md)."""
 import logging
 
 from models.base import db

@@ -1,4 +1,4 @@
-"""`Idempotency-Key` (DECISIONS §10): a retried create answers what the first one answered.
+"""`Idempotency-Key` (docs/api.md#idempotency): a retried create answers what the first one answered.
 
 A key is claimed by inserting its row (status `in_progress`) in a transaction of its own; the
 unique (store, key) constraint lets exactly one of any number of concurrent requests, in any

@@ -1,4 +1,4 @@
-"""Storefront integrations (spec: Integration; DECISIONS §9): connect, disconnect, status.
+"""Storefront integrations (spec: Integration; docs/api.md#authentication-and-scopes): connect, disconnect, status.
 
 An installation is one site of one platform connected to a store. Connect issues its dedicated
 key and webhook secret; the installation's `webhook_url` is an ordinary webhook endpoint that
@@ -42,7 +42,7 @@ class Connection:
 
 
 def new_webhook_secret() -> str:
-    """64 hex characters (DECISIONS §2); the HMAC key is this text's UTF-8 bytes."""
+    """64 hex characters (docs/api.md#identifiers-and-secrets); the HMAC key is this text's UTF-8 bytes."""
     return secrets.token_hex(32)
 
 

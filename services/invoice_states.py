@@ -1,4 +1,4 @@
-"""The invoice state machine (DECISIONS §4): one table of moves, applied by compare-and-set.
+"""The invoice state machine (docs/payment-engine.md): one table of moves, applied by compare-and-set.
 
 Every move is a conditional UPDATE on the current status, in one transaction with its event
 row, so a repeated, replayed or concurrent move is applied exactly once: the loser of a race
@@ -37,7 +37,7 @@ def _while_processing():
     return (Invoice.status != "paid") | (Invoice.swap_status == "processing")
 
 
-# Conditions that belong to a move itself (DECISIONS §4), added to whatever guard a caller passes.
+# Conditions that belong to a move itself (docs/payment-engine.md), added to whatever guard a caller passes.
 GUARDS = {
     "refund": _while_processing,
     "fail": _while_processing,

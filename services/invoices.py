@@ -93,7 +93,7 @@ def get_for_store(store: Store, public_id: str) -> Invoice:
 
 
 def get_public(public_id: str) -> Invoice:
-    """Any store's invoice by its unguessable id: the buyer's routes (DECISIONS §13)."""
+    """Any store's invoice by its unguessable id: the buyer's routes (docs/checkout.md)."""
     invoice = Invoice.get_or_none(Invoice.public_id == public_id) if ids.is_public_id(public_id, "inv_") else None
     if invoice is None:
         raise NotFound("invoice_not_found", f"No invoice {public_id!r}.")

@@ -1,4 +1,4 @@
-"""The metadata rules of DECISIONS §3: flat, small, and never holding secrets."""
+"""The metadata rules of docs/api.md#money-strings-and-sizes: flat, small, and never holding secrets."""
 import math
 import re
 from decimal import Decimal

@@ -1,4 +1,4 @@
-"""Money is `Decimal` parsed from strings, never float (DECISIONS §3)."""
+"""Money is `Decimal` parsed from strings, never float (docs/api.md#money-strings-and-sizes)."""
 import re
 from decimal import Decimal
 

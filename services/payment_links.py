@@ -1,4 +1,4 @@
-"""Payment links (DECISIONS §10): the merchant's verbs and queries, and the buyer's look-up.
+"""Payment links (docs/payment-links.md): the merchant's verbs and queries, and the buyer's look-up.
 
 Checkout lives in services/checkout.py; this module must not import invoice_states, which
 calls `on_invoice_paid` from here when an invoice is paid.

@@ -1,4 +1,4 @@
-"""What a provider status means for an invoice (DECISIONS §4) and the transactions it records (§6).
+"""What a provider status means for an invoice (docs/payment-engine.md) and the transactions it records (docs/api.md#transactions).
 
 `apply_deposit_status` is the one place that turns a 1Click status into moves. It is idempotent:
 each move is a compare-and-set, each transaction is unique per (invoice, type, hash), and the
@@ -166,7 +166,7 @@ def _record(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.date
 
 
 def stuck(*, now: dt.datetime) -> list[Invoice]:
-    """Invoices still converting an hour after their deadline, or whose settlement is held (§4)."""
+    """Invoices still converting an hour after their deadline, or whose settlement is held."""
     return list(Invoice.select().where(
         (Invoice.status == "paid") & (Invoice.swap_status == "processing")
         & ((Invoice.expires_at < now - REVIEW_AFTER_DEADLINE) | Invoice.review_reason.is_null(False)))

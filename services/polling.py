@@ -21,7 +21,7 @@ from services import claims, payments
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
-WATCH_AFTER_DEADLINE = dt.timedelta(hours=24)   # DECISIONS §4: watch for late deposits this long
+WATCH_AFTER_DEADLINE = dt.timedelta(hours=24)   # docs/payment-engine.md: watch for late deposits this long
 MAX_INTERVAL_SECONDS = 1800
 TICK_SLACK = 0.2     # a tick also takes invoices due within this fraction of an interval
 

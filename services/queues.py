@@ -1,4 +1,4 @@
-"""The Redis connection and RQ queues (DECISIONS §1). With no REDIS_URL, an in-process fakeredis."""
+"""The Redis connection and RQ queues (docs/operations.md). With no REDIS_URL, an in-process fakeredis."""
 from __future__ import annotations
 
 import redis as redis_lib

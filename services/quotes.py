@@ -1,4 +1,4 @@
-"""Pricing an invoice in the buyer's asset, and committing to a deposit address (DECISIONS §4, §5).
+"""Pricing an invoice in the buyer's asset, and committing to a deposit address (docs/payment-engine.md).
 
 The merchant receives `invoice.amount` units of the store's `output_asset` (a USD stablecoin,
 taken at par with the invoice currency: see docs/decisions.md, "Payment engine"); the provider

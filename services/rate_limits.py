@@ -1,4 +1,4 @@
-"""Fixed one-minute windows in Redis, shared by every process (DECISIONS §12).
+"""Fixed one-minute windows in Redis, shared by every process (docs/api.md#rate-limits).
 
 A bucket has a mode: `enforce` refuses past the limit, `observe` only counts (and logs the excess),
 `off` does nothing. If Redis is unreachable the request goes on: limits fail open, and a warning

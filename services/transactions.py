@@ -1,4 +1,4 @@
-"""Transaction queries (the payment engine records them; see DECISIONS §6)."""
+"""Transaction queries (the payment engine records them; see docs/api.md#transactions)."""
 from __future__ import annotations
 
 from models.invoices import Invoice

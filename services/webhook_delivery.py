@@ -1,4 +1,4 @@
-"""Delivery runs (DECISIONS §1, §11): claim due rows from the database in batches, send them
+"""Delivery runs (docs/operations.md, docs/webhooks.md): claim due rows from the database in batches, send them
 concurrently from one job, record every attempt, and schedule the next one on the row.
 
 A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a

@@ -1,4 +1,4 @@
-"""One webhook attempt over HTTP (DECISIONS §11): the body, the signed headers, the POST with its
+"""One webhook attempt over HTTP (docs/webhooks.md): the body, the signed headers, the POST with its
 timeout and no redirects, and what came back. No database here: services/webhook_delivery.py
 claims the work, runs these attempts in a thread pool and records their outcomes.
 """

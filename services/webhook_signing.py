@@ -1,4 +1,4 @@
-"""The webhook signature (DECISIONS §11): `v1=` + hex HMAC-SHA256(secret, "{timestamp}.{raw body}").
+"""The webhook signature (docs/webhooks.md): `v1=` + hex HMAC-SHA256(secret, "{timestamp}.{raw body}").
 
 The key is the secret string's UTF-8 bytes exactly as shown to the merchant (`whsec_…`, or the
 hex text of a store's callback secret). Signing the timestamp with the body makes a captured

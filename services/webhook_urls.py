@@ -1,4 +1,4 @@
-"""Where webhooks may go (DECISIONS §11): `https://` only, never to loopback, private, link-local,
+"""Where webhooks may go (docs/webhooks.md): `https://` only, never to loopback, private, link-local,
 multicast or other non-public addresses. Checked when an endpoint is saved and again at the
 moment of each connection, on the address actually dialled, so a host that re-points its DNS
 at an internal address after it was accepted (DNS rebinding) is still refused.

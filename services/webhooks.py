@@ -1,4 +1,4 @@
-"""Webhook endpoints and their deliveries: the merchant-facing verbs and queries (DECISIONS §11).
+"""Webhook endpoints and their deliveries: the merchant-facing verbs and queries (docs/webhooks.md).
 
 Sending lives in services/webhook_delivery.py; fan-out of events in services/outbox.py."""
 from __future__ import annotations

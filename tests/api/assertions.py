@@ -1,9 +1,9 @@
-"""Shared by the API tests: the documented field sets, and the two error shapes of DECISIONS §8."""
+"""Shared by the API tests: the documented field sets, and the two error shapes of docs/api.md#errors."""
 from __future__ import annotations
 
 import re
 
-# DECISIONS §8, written out here rather than imported, so the tests check the mapping in the code.
+# docs/api.md#errors, written out here rather than imported, so the tests check the mapping in the code.
 TYPE_BY_STATUS = {
     400: "invalid_request", 401: "authentication_error", 403: "permission_error", 404: "not_found",
     405: "invalid_request", 409: "conflict", 413: "invalid_request", 422: "unprocessable_entity",
@@ -12,7 +12,7 @@ TYPE_BY_STATUS = {
 REQUEST_ID = re.compile(r"^req_[0-9a-f]{32}$")
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
-# The spec's resources, every field always present (DECISIONS §3).
+# The spec's resources, every field always present (docs/api.md#money-strings-and-sizes).
 INVOICE_FIELDS = {
     "id", "external_order_id", "status", "amount", "currency", "order_amount", "order_currency",
     "paid_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",

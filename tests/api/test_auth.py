@@ -1,4 +1,4 @@
-"""Bearer keys (DECISIONS §9): digests only, kinds, scopes, revocation, expiry; 401 is always standard."""
+"""Bearer keys (docs/api.md#authentication-and-scopes): digests only, kinds, scopes, revocation, expiry; 401 is always standard."""
 import datetime as dt
 import hashlib
 import re

@@ -1,4 +1,4 @@
-"""Errors (DECISIONS §8): JSON always, X-Request-Id on every response and in every error body,
+"""Errors (docs/api.md#errors): JSON always, X-Request-Id on every response and in every error body,
 64 KiB bodies, 404/405/413/500 as JSON."""
 import io
 import json

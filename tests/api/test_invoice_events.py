@@ -1,4 +1,4 @@
-"""Event rows (the outbox) written with invoice changes, payload as DECISIONS §11."""
+"""Event rows (the outbox) written with invoice changes, payload as docs/webhooks.md."""
 import re
 
 from models.events import Event

@@ -1,4 +1,4 @@
-"""POST /v1/invoices/{id}/cancel (DECISIONS §4): open and no deposit seen; never an integration key."""
+"""POST /v1/invoices/{id}/cancel (docs/payment-engine.md): open and no deposit seen; never an integration key."""
 import pytest
 
 from models.events import Event

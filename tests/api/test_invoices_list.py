@@ -1,4 +1,4 @@
-"""GET /v1/invoices: newest first, keyset pages both ways (DECISIONS §7), filters, the 90-day window."""
+"""GET /v1/invoices: newest first, keyset pages both ways (docs/api.md#pagination), filters, the 90-day window."""
 import datetime as dt
 import uuid
 

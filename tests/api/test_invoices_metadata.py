@@ -1,4 +1,4 @@
-"""Invoice metadata (DECISIONS §3): flat, bounded, and sensitive keys never stored."""
+"""Invoice metadata (docs/api.md#money-strings-and-sizes): flat, bounded, and sensitive keys never stored."""
 import pytest
 
 from models.base import db

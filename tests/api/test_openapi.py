@@ -73,7 +73,7 @@ def test_each_route_names_its_error_shape(document):
     assert _shape(document, "/v1/invoices", "post", "401").endswith("/Error")
     assert _shape(document, "/v1/invoices", "post", "413").endswith("/Error")
     assert _shape(document, "/v1/payment-links", "post", "400").endswith("/Error")
-    # Webhook endpoint bodies answer 422 (DECISIONS §11); bad JSON stays 400.
+    # Webhook endpoint bodies answer 422 (docs/webhooks.md); bad JSON stays 400.
     assert {"400", "422"} <= set(document["paths"]["/v1/webhook-endpoints"]["post"]["responses"])
     assert "422" not in document["paths"]["/v1/payment-links"]["post"]["responses"]
 

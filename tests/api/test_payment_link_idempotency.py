@@ -1,4 +1,4 @@
-"""`Idempotency-Key` on create payment link (DECISIONS §10): replay, reuse, in-progress, expiry."""
+"""`Idempotency-Key` on create payment link (docs/api.md#idempotency): replay, reuse, in-progress, expiry."""
 import datetime as dt
 import json
 

@@ -1,4 +1,4 @@
-"""PATCH, activate/deactivate, and the link's invoices and transactions (DECISIONS §10)."""
+"""PATCH, activate/deactivate, and the link's invoices and transactions (docs/payment-links.md)."""
 from decimal import Decimal
 
 import pytest

@@ -1,5 +1,5 @@
 """Buyer routes of payment links: the buyer view and checkout (spec "Payment links (buyer)",
-checkout rules 1-4, DECISIONS §10)."""
+checkout rules 1-4, docs/payment-links.md)."""
 import datetime as dt
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""Buyer routes (DECISIONS §13): no auth, buyer-safe fields, the quote flow and its errors."""
+"""Buyer routes (docs/checkout.md): no auth, buyer-safe fields, the quote flow and its errors."""
 import datetime as dt
 
 import pytest

@@ -1,4 +1,4 @@
-"""Rate limits (DECISIONS §12): counters in Redis, modes, headers, shapes, and failing open."""
+"""Rate limits (docs/api.md#rate-limits): counters in Redis, modes, headers, shapes, and failing open."""
 import dataclasses
 import logging
 

@@ -1,4 +1,4 @@
-"""POST /v1/test_helpers/invoices/{id}/pay (DECISIONS §5)."""
+"""POST /v1/test_helpers/invoices/{id}/pay (docs/payment-engine.md)."""
 import dataclasses
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""The operator CLI (DECISIONS §9): its commands and their JSON output are a contract."""
+"""The operator CLI (docs/api.md#authentication-and-scopes): its commands and their JSON output are a contract."""
 import datetime as dt
 import json
 import re

@@ -1,4 +1,4 @@
-"""Connect, reconnect, disconnect and status (spec: Integration; DECISIONS §9), on the legacy error shape."""
+"""Connect, reconnect, disconnect and status (spec: Integration; docs/api.md#authentication-and-scopes), on the legacy error shape."""
 import datetime as dt
 import re
 

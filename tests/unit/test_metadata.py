@@ -1,4 +1,4 @@
-"""services/metadata.py: the metadata rules of DECISIONS §3."""
+"""services/metadata.py: the metadata rules of docs/api.md#money-strings-and-sizes."""
 import pytest
 
 from services.metadata import clean_metadata, is_sensitive_key

@@ -1,4 +1,4 @@
-"""services/money.py: amounts are decimal strings (DECISIONS §3), Decimal inside, never float."""
+"""services/money.py: amounts are decimal strings (docs/api.md#money-strings-and-sizes), Decimal inside, never float."""
 from decimal import Decimal
 
 import pytest

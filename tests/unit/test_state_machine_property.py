@@ -1,4 +1,4 @@
-"""Property test of the state machine (DECISIONS §4): random sequences, repeats and reorderings of
+"""Property test of the state machine (docs/payment-engine.md): random sequences, repeats and reorderings of
 provider statuses, with expiry and cancel attempts mixed in, never break the invariants."""
 import datetime as dt
 from decimal import Decimal
