@@ -133,8 +133,7 @@ OPERATIONS = {
 
     ("POST", "/v1/payment-links"): Op(
         "Create a payment link", "Payment links", PaymentLinkSchema, status=201, body=PaymentLinkCreateSchema,
-        headers=("IdempotencyKey",), links=_LINK_LINKS,
-        errors={409: "`idempotency_key_in_use`: a request with this Idempotency-Key is still running."}),
+        links=_LINK_LINKS),
     ("GET", "/v1/payment-links"): Op(
         "List payment links", "Payment links", Page(PaymentLinkSchema), query=PaymentLinkListQuerySchema),
     ("GET", "/v1/payment-links/<link_id>"): Op("Get a payment link", "Payment links", PaymentLinkSchema),
