@@ -70,3 +70,26 @@ def test_a_create_whose_response_was_lost_is_retried_into_the_same_invoice(web):
     assert retry.status_code == 201 and retry.headers["Idempotent-Replayed"] == "true"
     assert retry.json()["id"] == invoice.public_id                                  # the client learns its id
     assert len(created()) == 1
+
+
+def test_a_connect_whose_response_was_lost_is_retried_into_working_credentials(web):
+    from models.integrations import Integration
+
+    base, port = web
+    store = make_store()
+    headers = {"Authorization": f"Bearer {make_key(store, kind='bootstrap')}"}
+    body = {"site_url": "https://shop.example.com", "webhook_url": "http://127.0.0.1:9/?wc-api=tender",
+            "plugin_version": "1.0.0"}
+    send_and_hang_up(port, "/v1/integration/woocommerce/connect", headers, body)
+
+    def connected():
+        with db.connection_context():
+            return Integration.get_or_none(Integration.store == store.id)
+
+    wait_for(connected, timeout=15, what="the lost connect's installation")     # the key is spent
+    retry = requests.post(f"{base}/v1/integration/woocommerce/connect", json=body, headers=headers, timeout=10)
+    assert retry.status_code == 200, retry.text
+    assert retry.json()["credentials_rotated"] is True
+    status = requests.get(f"{base}/v1/integration/woocommerce/status", timeout=10,
+                          headers={"Authorization": f"Bearer {retry.json()['api_key']}"})
+    assert status.status_code == 200 and status.json()["status"] == "ACTIVE"
