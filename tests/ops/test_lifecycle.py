@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.support.polling import free_port, wait_for
-from tests.support.processes import DATABASE_URL, REDIS_URL, ROOT, procfile_command, real_stack_env, stop
+from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, healthy, procfile_command, real_stack_env,
+                                     stop)
 
 pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
                                 reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)")
@@ -63,13 +63,6 @@ def test_a_killed_worker_leaves_no_process_behind_and_leaves_the_registry(app, t
         log.close()
 
 
-def _healthy(base: str) -> bool:
-    try:
-        return requests.get(f"{base}/health", timeout=1).status_code == 200
-    except requests.RequestException:
-        return False
-
-
 def test_two_gunicorn_instances_share_no_control_socket(app, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -84,7 +77,7 @@ def test_two_gunicorn_instances_share_no_control_socket(app, tmp_path):
             log = open(tmp_path / f"web-{port}.log", "wb")
             instances.append((subprocess.Popen(procfile_command("web"), cwd=ROOT, stdout=log, stderr=log,
                                                start_new_session=True, env=env), log))
-            wait_for(lambda: _healthy(f"http://127.0.0.1:{port}"), timeout=30, what="gunicorn to answer /health")
+            wait_for(lambda: healthy(f"http://127.0.0.1:{port}"), timeout=30, what="gunicorn to answer /health")
         assert all(process.poll() is None for process, _ in instances)
         assert stat.S_ISSOCK(own_socket.stat().st_mode)                   # asked for: its own path
         assert not (home / ".gunicorn").exists()                          # not asked for: none at all

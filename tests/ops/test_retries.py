@@ -13,7 +13,8 @@ from models.base import db
 from models.invoices import Invoice
 from tests.factories import make_key, make_store
 from tests.support.polling import free_port, wait_for
-from tests.support.processes import DATABASE_URL, REDIS_URL, ROOT, procfile_command, real_stack_env, stop
+from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, healthy, procfile_command, real_stack_env,
+                                     stop)
 
 pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
                                 reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)")
@@ -27,15 +28,8 @@ def web(app, tmp_path):
     process = subprocess.Popen(procfile_command("web"), cwd=ROOT, stdout=log, stderr=log, start_new_session=True,
                                env=real_stack_env(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1",
                                                   WEB_THREADS="2", ALLOW_PRIVATE_WEBHOOK_URLS="1"))
-
-    def healthy():
-        try:
-            return requests.get(f"{base}/health", timeout=1).status_code == 200
-        except requests.RequestException:
-            return False
-
     try:
-        wait_for(healthy, timeout=30, what="gunicorn to answer /health")
+        wait_for(lambda: healthy(base), timeout=30, what="gunicorn to answer /health")
         yield base, port
     finally:
         stop(process)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import requests
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DATABASE_URL = os.environ.get("TEST_DATABASE_URL")
@@ -27,6 +29,14 @@ def procfile_command(name: str) -> list[str]:
     """The Procfile's command line for process `name`, as argv."""
     line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
     return [part.replace("$REDIS_URL", REDIS_URL) for part in shlex.split(line.split(":", 1)[1])]
+
+
+def healthy(base_url: str) -> bool:
+    """Does the server answer /health yet? Refused, or a read timeout while its worker boots: not yet."""
+    try:
+        return requests.get(f"{base_url}/health", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
 
 
 def stop(process: subprocess.Popen) -> None:
