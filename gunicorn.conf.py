@@ -13,3 +13,10 @@ keepalive = 5
 # socket is ever shared between processes.
 preload_app = False
 accesslog = None          # the app logs one JSON line per request itself
+# gunicorn's control socket (`gunicornc`) defaults to one path per user ($XDG_RUNTIME_DIR or
+# ~/.gunicorn/gunicorn.ctl), so two instances on one machine would share it: off, unless
+# GUNICORN_CONTROL_SOCKET gives this instance a path of its own (docs/operations.md).
+if os.environ.get("GUNICORN_CONTROL_SOCKET"):
+    control_socket = os.environ["GUNICORN_CONTROL_SOCKET"]
+else:
+    control_socket_disable = True

@@ -38,6 +38,10 @@ ERROR_TEXT = {
     429: "`rate_limited`: too many requests in this window; see `Retry-After`.",
     500: "`internal_error`: an unexpected failure on our side (a bug: please report the request id).",
     503: "`service_unavailable`: the database is unreachable; retry after `Retry-After` seconds.",
+    "idempotency_reused": "`idempotency_key_reused`: this Idempotency-Key came with another request in the "
+                          "last 24 hours.",
+    "idempotency_in_use": "`idempotency_key_in_use`: a request with this Idempotency-Key is still running "
+                          "(or, on a replay, the secret it issued has been replaced since).",
     "body": "The body failed validation on this route: `validation_error`, `invalid_webhook_url`, "
             "`unknown_event_type`, `webhook_endpoint_limit`.",
 }
@@ -86,9 +90,11 @@ _HEADERS = {
 _PARAMETERS = {
     "IdempotencyKey": {
         "in": "header", "name": "Idempotency-Key", "required": False,
-        "description": "1–255 printable ASCII characters, kept 24 hours per store. The same key with the same "
-                       "body replays the first response; with another body: 400 `idempotency_key_reused`; while "
-                       "the first is still running: 409 `idempotency_key_in_use`.",
+        "description": "1–255 printable ASCII characters, kept 24 hours per store (on the buyer routes: per "
+                       "link or invoice and client). The same key with the same method, path and body replays "
+                       "the first response; with another request: 400 `idempotency_key_reused`; while the first "
+                       "is still running: 409 `idempotency_key_in_use`. A secret in the first response is not "
+                       "stored: the replay carries a newly issued one. See docs/retries.md.",
         "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
     },
     "X-Tender-Event-Id": {"in": "header", "name": "X-Tender-Event-Id", "required": True,

@@ -3,6 +3,7 @@ marshmallow schemas (apispec). OpenAPI 3.0.3 rather than 3.1 because the bundled
 renders only 3.0; webhooks therefore go under `x-webhooks`, shaped like 3.1's `webhooks`."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from apispec import APISpec
@@ -66,6 +67,8 @@ def _require_response_fields(document) -> None:
 
 def _operation(spec, plugin, rule, view, op) -> dict:
     scopes = getattr(view, "required_scopes", None)
+    if getattr(view, "idempotent", False):      # blueprints/idempotency.py's decorator
+        op = dataclasses.replace(op, headers=op.headers + ("IdempotencyKey",))
     limited = scopes is not None or rule.rule.startswith(PUBLIC_PREFIX)
     operation = {
         "operationId": rule.endpoint.rsplit(".", 1)[-1],
@@ -145,6 +148,9 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
         body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
         errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")
         errors[413] = [components.ERROR_TEXT[413]]
+    if "IdempotencyKey" in op.headers:
+        errors.setdefault(400, []).append(components.ERROR_TEXT["idempotency_reused"])
+        errors.setdefault(409, []).append(components.ERROR_TEXT["idempotency_in_use"])
     if not op.no_database:
         errors[503] = [components.ERROR_TEXT[503]]
     errors[500] = [components.ERROR_TEXT[500]]

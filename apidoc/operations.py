@@ -133,8 +133,7 @@ OPERATIONS = {
 
     ("POST", "/v1/payment-links"): Op(
         "Create a payment link", "Payment links", PaymentLinkSchema, status=201, body=PaymentLinkCreateSchema,
-        headers=("IdempotencyKey",), links=_LINK_LINKS,
-        errors={409: "`idempotency_key_in_use`: a request with this Idempotency-Key is still running."}),
+        links=_LINK_LINKS),
     ("GET", "/v1/payment-links"): Op(
         "List payment links", "Payment links", Page(PaymentLinkSchema), query=PaymentLinkListQuerySchema),
     ("GET", "/v1/payment-links/<link_id>"): Op("Get a payment link", "Payment links", PaymentLinkSchema),
@@ -224,7 +223,10 @@ def _integration_operations(platform: str) -> dict:
             body=connect_schema(platform),
             errors={409: "`INTEGRATION_SITE_CONFLICT`: the store's active installation is another site."},
             description="With a bootstrap key (first connect) or the dedicated key (reconnect: new key and "
-                        "secret, the old key revoked at once). The response carries the key and secret once."),
+                        "secret, the old key revoked at once). The response carries the key and secret once. "
+                        "Safe to retry: the same bootstrap key with the same `site_url` within 15 minutes of "
+                        "its first use reconnects (`credentials_rotated: true`, the unseen credentials revoked "
+                        "at once); any other reuse of a spent bootstrap key is 401 `invalid_api_key`."),
         ("POST", f"{base}/disconnect"): Op(
             "Disconnect the store's installation", "Integrations",
             {"type": "object", "required": ["disconnected"], "properties": {"disconnected": {"type": "boolean"}}},

@@ -11,12 +11,13 @@ from services.clock import utcnow
 from services.errors import DomainError
 
 
-def authenticate_request():
+def authenticate_request(*, connect_retry: bool = False):
     header = request.headers.get("Authorization", "")
     if not header.strip():
         raise DomainError("missing_api_key", "Send your API key as 'Authorization: Bearer sk_live_…'.")
     scheme, _, token = header.strip().partition(" ")
-    key = api_keys.authenticate(token.strip(), now=utcnow()) if scheme.lower() == "bearer" else None
+    key = (api_keys.authenticate(token.strip(), now=utcnow(), connect_retry=connect_retry)
+           if scheme.lower() == "bearer" else None)
     if key is None:
         raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
     g.api_key, g.store = key, key.store
@@ -24,12 +25,13 @@ def authenticate_request():
     return key
 
 
-def requires_scope(*scopes, first=None):
-    """Authenticate, run `first(key)` (a rule that outranks scopes), then require any of `scopes`."""
+def requires_scope(*scopes, first=None, connect_retry=False):
+    """Authenticate, run `first(key)` (a rule that outranks scopes), then require any of `scopes`.
+    `connect_retry`: also accept a bootstrap key spent moments ago (the connect route's retry)."""
     def decorator(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
-            key = authenticate_request()
+            key = authenticate_request(connect_retry=connect_retry)
             if first is not None:
                 first(key)
             if not api_keys.granted_scopes(key) & set(scopes):

@@ -20,7 +20,7 @@ def _add_routes(platform: str) -> None:
 
     @legacy_errors(*LEGACY)
     @validation_status(422)
-    @requires_scope(connect_scope)
+    @requires_scope(connect_scope, connect_retry=True)
     def connect():
         data = load_body(connect_schema(platform)())
         connection = integrations.connect(g.store, g.api_key, platform, data, now=utcnow(),

@@ -3,6 +3,7 @@ from flask import Blueprint, g
 from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.errors import legacy_errors
+from blueprints.idempotency import idempotent
 from blueprints.requests import load_body, load_query
 from schemas.common import envelope
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
@@ -18,6 +19,7 @@ bp = Blueprint("invoices", __name__, url_prefix="/v1/invoices")
 @bp.post("")
 @legacy_errors(400, 403, 409, 429)
 @requires_scope("invoices:write", "invoices:create")
+@idempotent()
 def create_invoice():
     data = load_body(InvoiceCreateSchema())
     config = settings()
@@ -50,6 +52,7 @@ def get_invoice_status(invoice_id):
 
 @bp.post("/<invoice_id>/cancel")
 @requires_scope("invoices:write", first=invoices.ensure_key_may_cancel)
+@idempotent()
 def cancel_invoice(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
     return InvoiceSchema().dump(invoices.cancel(invoice, g.api_key, now=utcnow()))

@@ -1,44 +1,28 @@
 """Payment links, merchant side: /v1/payment-links (scopes payment_links:write / :read)."""
-from flask import Blueprint, g, jsonify, request
+from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import settings
-from blueprints.requests import json_body, load, load_body, load_query
+from blueprints.idempotency import idempotent
+from blueprints.requests import load_body, load_query
 from schemas.common import ListQuerySchema, envelope
 from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema,
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
 from schemas.transactions import TransactionSchema
-from services import idempotency, payment_links
+from services import payment_links
 from services.clock import utcnow
 from services.pagination import PageRequest
 
 bp = Blueprint("payment_links", __name__, url_prefix="/v1/payment-links")
-CREATE_ROUTE = "POST /v1/payment-links"
 
 
 @bp.post("")
 @requires_scope("payment_links:write")
+@idempotent()
 def create_payment_link():
-    body = json_body()
-    data = load(PaymentLinkCreateSchema(), body)
-    now = utcnow()
-
-    def create():
-        link = payment_links.create_link(g.store, data, now=now,
-                                         supported_currencies=settings().supported_currencies)
-        return 201, PaymentLinkSchema().dump(link)
-
-    key = request.headers.get("Idempotency-Key")
-    if key is None:
-        status, payload = create()
-        return payload, status
-    outcome = idempotency.run(g.store, idempotency.check_key(key), idempotency.fingerprint(CREATE_ROUTE, body),
-                              create, now=now)
-    response = jsonify(outcome.body)
-    response.status_code = outcome.status
-    if outcome.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    return response
+    data = load_body(PaymentLinkCreateSchema())
+    link = payment_links.create_link(g.store, data, now=utcnow(), supported_currencies=settings().supported_currencies)
+    return PaymentLinkSchema().dump(link), 201
 
 
 @bp.get("")
@@ -66,6 +50,7 @@ def update_payment_link(link_id):
 
 @bp.post("/<link_id>/activate")
 @requires_scope("payment_links:write")
+@idempotent()
 def activate_payment_link(link_id):
     link = payment_links.get_for_store(g.store, link_id)
     return PaymentLinkSchema().dump(payment_links.activate(link, now=utcnow()))
@@ -73,6 +58,7 @@ def activate_payment_link(link_id):
 
 @bp.post("/<link_id>/deactivate")
 @requires_scope("payment_links:write")
+@idempotent()
 def deactivate_payment_link(link_id):
     link = payment_links.get_for_store(g.store, link_id)
     return PaymentLinkSchema().dump(payment_links.deactivate(link, now=utcnow()))

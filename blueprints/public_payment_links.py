@@ -2,6 +2,7 @@
 from flask import Blueprint, current_app
 
 from blueprints.context import settings
+from blueprints.idempotency import client_address, idempotent
 from blueprints.requests import load_body
 from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
 from services import checkout, payment_links
@@ -17,7 +18,14 @@ def get_public_payment_link(token):
     return PaymentLinkPublicSchema().dump(payment_links.get_public(token))
 
 
+def _per_link_and_client(token):
+    """A buyer's Idempotency-Key is kept per link token and client: buyers never share keys."""
+    link = payment_links.get_public(token)
+    return link.store, f"checkout {link.public_id} {client_address()}"
+
+
 @bp.post("/<token>/checkout")
+@idempotent(_per_link_and_client)
 def checkout_payment_link(token):
     data = load_body(CheckoutSchema())
     result = checkout.start_checkout(token, data, now=utcnow(), ttl_seconds=settings().invoice_ttl_seconds,

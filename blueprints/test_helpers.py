@@ -5,6 +5,7 @@ from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import provider, settings
+from blueprints.idempotency import idempotent
 from blueprints.requests import load_body
 from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
@@ -27,6 +28,7 @@ def sandbox_only(view):
 @bp.post("/invoices/<invoice_id>/pay")
 @sandbox_only
 @requires_scope("invoices:write")
+@idempotent()
 def pay_invoice(invoice_id):
     data = load_body(SimulatedPaymentSchema())
     invoice = invoices.get_for_store(g.store, invoice_id)

@@ -3,6 +3,7 @@ from flask import Blueprint, g
 from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.errors import validation_status
+from blueprints.idempotency import idempotent
 from blueprints.requests import load_body, load_query
 from schemas.common import ListQuerySchema, envelope
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, WebhookDeliveryDetailSchema,
@@ -22,6 +23,7 @@ def _page(page, dumped):
 @bp.post("/webhook-endpoints")
 @validation_status(422)
 @requires_scope("webhooks:write")
+@idempotent(secret_field="secret", reissue=webhooks.reissue_secret)
 def create_endpoint():
     data = load_body(WebhookEndpointCreateSchema())
     endpoint = webhooks.create_endpoint(g.store, data, now=utcnow(),
@@ -63,6 +65,7 @@ def delete_endpoint(endpoint_id):
 
 @bp.post("/webhook-endpoints/<endpoint_id>/rotate-secret")
 @requires_scope("webhooks:write")
+@idempotent(secret_field="secret", reissue=webhooks.reissue_secret)
 def rotate_secret(endpoint_id):
     endpoint = webhooks.rotate_secret(webhooks.get_endpoint(g.store, endpoint_id), now=utcnow())
     return WebhookEndpointWithSecretSchema().dump(endpoint)
@@ -87,6 +90,7 @@ def get_delivery(delivery_id):
 
 @bp.post("/webhook-deliveries/<delivery_id>/redeliver")
 @requires_scope("webhooks:write")
+@idempotent()
 def redeliver(delivery_id):
     delivery = webhooks.redeliver(g.store, webhooks.get_delivery(g.store, delivery_id), now=utcnow())
     outbox.nudge_delivery()             # after the commit above: a worker sends it now

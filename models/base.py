@@ -68,3 +68,13 @@ def discard_connection() -> None:
         database.manual_close()
     else:
         database.close()
+
+
+def replace_connection() -> None:
+    """Swap this thread's (broken) connection for a fresh one, keeping the `connection_context()`
+    a job opened around the caller: discarding alone would leave that context nothing to close."""
+    database = db.obj
+    open_contexts = list(database._state.ctx)
+    discard_connection()
+    database.connect()
+    database._state.ctx.extend(open_contexts)

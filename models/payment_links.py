@@ -30,11 +30,12 @@ class PaymentLink(BaseModel):
 
 
 class IdempotencyKey(BaseModel):
-    """One `Idempotency-Key` of one store, kept 24 hours. The unique (store, key) pair is the lock:
+    """One `Idempotency-Key` of one store, kept 24 hours. The unique (store, scope, key) is the lock:
     of two concurrent requests with one key, exactly one can insert the row."""
 
     id = pw.UUIDField(primary_key=True)
     store = pw.ForeignKeyField(Store, backref="idempotency_keys", on_delete="CASCADE")
+    scope = pw.CharField(max_length=128, default="")         # "" per store; buyer routes: their object and client
     key = pw.CharField(max_length=255)
     fingerprint = pw.CharField(max_length=64)                 # SHA-256 of the route and canonical body
     status = pw.CharField(max_length=16)                      # in_progress | complete
@@ -45,4 +46,4 @@ class IdempotencyKey(BaseModel):
     expires_at = pw.DateTimeField()
 
     class Meta:
-        indexes = ((("store", "key"), True),)
+        indexes = ((("store", "scope", "key"), True),)

@@ -26,6 +26,7 @@ class ApiKey(BaseModel):
     expires_at = pw.DateTimeField(null=True)
     revoked_at = pw.DateTimeField(null=True)
     consumed_at = pw.DateTimeField(null=True)                   # bootstrap keys: first connect
+    consumed_for = pw.TextField(null=True)                      # bootstrap keys: the site that connect was for
 
     @property
     def scope_set(self) -> frozenset:

@@ -14,6 +14,9 @@ from services.platforms import PLATFORMS, platform_scopes
 KEY_PREFIX = "sk_live_"
 KINDS = ("standard", "bootstrap", "integration")
 BOOTSTRAP_LIFETIME = dt.timedelta(hours=24)
+# A connect whose response was lost may be retried with its spent bootstrap key for this long
+# (docs/retries.md): the same site reconnects, any other use stays refused.
+CONNECT_RETRY_WINDOW = dt.timedelta(minutes=15)
 
 MERCHANT_SCOPES = (
     "invoices:write", "invoices:read", "invoices:create", "transactions:read",
@@ -61,8 +64,10 @@ def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tupl
     return key, raw
 
 
-def authenticate(raw_key: str, *, now: dt.datetime) -> ApiKey | None:
-    """The live key for `raw_key`, with its store, in one indexed query; None if unusable."""
+def authenticate(raw_key: str, *, now: dt.datetime, connect_retry: bool = False) -> ApiKey | None:
+    """The live key for `raw_key`, with its store, in one indexed query; None if unusable.
+    `connect_retry`: a bootstrap key spent less than CONNECT_RETRY_WINDOW ago is usable too (connect
+    then checks that the retry is for the same site)."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 128:
         return None
     wanted = digest(raw_key)
@@ -71,11 +76,17 @@ def authenticate(raw_key: str, *, now: dt.datetime) -> ApiKey | None:
     # difference in the index lookup from telling anything about near-miss keys.
     if key is None or not hmac.compare_digest(key.digest, wanted):
         return None
-    if key.revoked_at is not None or key.consumed_at is not None:
+    if key.revoked_at is not None:
         return None
+    if key.consumed_at is not None:
+        return key if connect_retry and in_connect_retry_window(key, now=now) else None
     if key.expires_at is not None and key.expires_at <= now:
         return None
     return key
+
+
+def in_connect_retry_window(key: ApiKey, *, now: dt.datetime) -> bool:
+    return key.kind == "bootstrap" and key.consumed_at is not None and now - key.consumed_at <= CONNECT_RETRY_WINDOW
 
 
 def granted_scopes(key: ApiKey) -> frozenset:

@@ -80,14 +80,13 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
     secret = new_webhook_secret()
     with _write_transaction():
         store = lock_row(Store, store.id)          # one connect of a store at a time
+        retried = key.kind == "bootstrap" and not _consume(key, site_url, now=now)
         active = _active(store.id, platform)
         if active is not None and active.site_url != site_url:
             raise DomainError("INTEGRATION_SITE_CONFLICT",
                               f"This store is connected to another site ({active.site_url}); disconnect it first.",
                               details={"site_url": active.site_url,
                                        "integration_public_id": active.public_id})
-        if key.kind == "bootstrap":
-            _consume(key, now=now)
         key_row, raw_key = api_keys.issue_key(store, kind="integration", now=now,
                                               scopes=api_keys.default_scopes("integration", platform))
         existing = active or Integration.get_or_none(
@@ -95,17 +94,23 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
         if existing is None:
             integration = _create(store, platform, site_url, webhook_url, secret, key_row, versions, now=now)
         else:
-            integration = _reconnect(existing, webhook_url, secret, key_row, versions, now=now)
+            integration = _reconnect(existing, webhook_url, secret, key_row, versions, now=now,
+                                     keep_previous_secret=not retried)
     return Connection(integration, store, raw_key, secret, credentials_rotated=existing is not None)
 
 
-def _consume(key: ApiKey, *, now: dt.datetime) -> None:
+def _consume(key: ApiKey, site_url: str, *, now: dt.datetime) -> bool:
     """A bootstrap key serves one successful connect: consumed in the connect's own transaction,
-    so a failed connect leaves it usable and two racing connects cannot both use it."""
-    consumed = (ApiKey.update(consumed_at=now)
-                .where((ApiKey.id == key.id) & ApiKey.consumed_at.is_null()).execute())
-    if consumed == 0:
+    so a failed connect leaves it usable. True when this connect consumed it; False for a retry of
+    the connect that did (its response lost): the same site within the retry window
+    (docs/retries.md). Any other use of a spent key is refused."""
+    if ApiKey.update(consumed_at=now, consumed_for=site_url).where(
+            (ApiKey.id == key.id) & ApiKey.consumed_at.is_null()).execute():
+        return True
+    spent = ApiKey.get_by_id(key.id)
+    if spent.consumed_for != site_url or not api_keys.in_connect_retry_window(spent, now=now):
         raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
+    return False
 
 
 def _create(store, platform, site_url, webhook_url, secret, key_row, versions, *, now) -> Integration:
@@ -126,7 +131,7 @@ def _new_endpoint(store, platform, site_url, webhook_url, secret, *, now) -> Web
         created_at=now, updated_at=now)
 
 
-def _reconnect(integration, webhook_url, secret, key_row, versions, *, now) -> Integration:
+def _reconnect(integration, webhook_url, secret, key_row, versions, *, now, keep_previous_secret=True) -> Integration:
     if integration.api_key_id is not None:
         api_keys.revoke(integration.api_key_id, now=now)      # the old dedicated key: 401 from now on
     endpoint = (WebhookEndpoint.get_or_none(WebhookEndpoint.id == integration.webhook_endpoint_id)
@@ -136,10 +141,12 @@ def _reconnect(integration, webhook_url, secret, key_row, versions, *, now) -> I
                                  secret, now=now)
     else:
         # The replaced secret still signs (a second v1=) for 24 hours, as after a rotation, so a
-        # delivery sent before the plugin has stored its new secret still verifies.
-        (WebhookEndpoint.update(url=webhook_url, secret=secret, previous_secret=endpoint.secret,
-                                previous_secret_expires_at=now + ROTATION_OVERLAP, enabled=True,
-                                disabled_reason=None, failing_since=None, updated_at=now)
+        # delivery sent before the plugin has stored its new secret still verifies. Not after a
+        # retried connect: the secret it replaces was never seen, so it goes at once.
+        overlap = (dict(previous_secret=endpoint.secret, previous_secret_expires_at=now + ROTATION_OVERLAP)
+                   if keep_previous_secret else {})
+        (WebhookEndpoint.update(url=webhook_url, secret=secret, enabled=True, disabled_reason=None,
+                                failing_since=None, updated_at=now, **overlap)
          .where(WebhookEndpoint.id == endpoint.id).execute())
     (Integration.update(webhook_url=webhook_url, webhook_endpoint=endpoint.id, api_key=key_row.id,
                         status="active", connected_at=now, disconnected_at=None, updated_at=now, **versions)

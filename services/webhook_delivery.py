@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import peewee as pw
 import requests
 
-from models.base import db, is_postgres
+from models.base import db, is_postgres, replace_connection
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
@@ -132,7 +132,24 @@ def _load_work(token: str) -> list[Work]:
 
 
 def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
-    """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction."""
+    """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction.
+
+    A lost database connection (PostgreSQL restarting, a dropped socket) is retried once on a fresh
+    connection: given up, the claims would lapse and these deliveries be sent a second time."""
+    try:
+        written = _record_once(outcomes, policy, now=now)
+    except (pw.OperationalError, pw.InterfaceError) as error:
+        log.warning("delivery results not written (%s); retrying once on a new connection", error)
+        replace_connection()
+        written = _record_once(outcomes, policy, now=now)
+    counts.succeeded += written.succeeded
+    counts.failed_attempts += written.failed_attempts
+    counts.given_up += written.given_up
+    counts.outcomes.extend(written.outcomes)
+
+
+def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
+    counts = RunCounts()
     attempts, endpoint_results = [], {}
     results = [(outcome, _result_fields(outcome, policy, now=now)) for outcome in outcomes]
     with db.atomic():
@@ -161,6 +178,7 @@ def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime,
             _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
     recorded = collections.Counter(attempt["outcome"] for attempt in attempts)
     metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in recorded.items()})
+    return counts
 
 
 def _result_fields(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime) -> dict:

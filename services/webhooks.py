@@ -13,7 +13,7 @@ from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services import ids
+from services import idempotency, ids
 from services.errors import DomainError, NotFound
 from services.events import EVENT_TYPES
 from services.pagination import Page, PageRequest, paginate
@@ -129,6 +129,21 @@ def rotate_secret(endpoint: WebhookEndpoint, *, now: dt.datetime) -> WebhookEndp
     endpoint = WebhookEndpoint.get_by_id(endpoint.id)
     endpoint.shown_secret = secret
     return endpoint
+
+
+def reissue_secret(store: Store, shown: dict, shown_digest: str, *, now: dt.datetime) -> str:
+    """A create or rotation replayed with its Idempotency-Key (its response, and the secret shown once in
+    it, was lost): a new secret replaces that unseen one. The previous secret, the one the merchant
+    still holds after a rotation, keeps its overlap. If the secret has changed since, nothing is
+    replaced: 409, and the merchant rotates (docs/decisions.md)."""
+    endpoint = get_endpoint(store, shown["id"])
+    secret = new_secret()
+    if (idempotency.secret_digest(endpoint.secret) != shown_digest
+            or not WebhookEndpoint.update(secret=secret, updated_at=now)
+            .where((WebhookEndpoint.id == endpoint.id) & (WebhookEndpoint.secret == endpoint.secret)).execute()):
+        raise DomainError("idempotency_key_in_use", "The secret this request issued has been replaced since; "
+                          "rotate the endpoint's secret to get a new one.", param="Idempotency-Key")
+    return secret
 
 
 def _deliveries_query():

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shlex
 import signal
 import subprocess
-import sys
 import threading
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 import requests
@@ -26,22 +23,11 @@ from models.invoices import Invoice
 from services.clock import utcnow
 from tests.factories import make_invoice, make_key, make_store
 from tests.support.polling import free_port, wait_for
+from tests.support.processes import DATABASE_URL, REDIS_URL, ROOT, procfile_command, real_stack_env, stop
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-DATABASE_URL = os.environ.get("TEST_DATABASE_URL")
-REDIS_URL = os.environ.get("TEST_REDIS_URL")
 
 pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
                                 reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)")
-
-
-def _env(**extra) -> dict:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
-    env.update({"DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL, "PYTHONPATH": str(ROOT),
-                "LOG_LEVEL": "WARNING", "EMBEDDED_JOBS": "0", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
-    env.update(extra)
-    return env
 
 
 class RowLock:
@@ -74,26 +60,14 @@ class RowLock:
             self.connection.close()
 
 
-def _stop(process: subprocess.Popen) -> None:
-    """Only what the test started, by PID."""
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-
-
-def _procfile_command(name: str) -> list[str]:
-    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    return [part.replace("$REDIS_URL", REDIS_URL) for part in shlex.split(line.split(":", 1)[1])]
-
-
 def test_gunicorn_finishes_an_in_flight_request_after_sigterm(app, tmp_path):
     store = make_store()
     key = make_key(store)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = open(tmp_path / "web.log", "wb")
-    web = subprocess.Popen(_procfile_command("web"), cwd=ROOT, stdout=log, stderr=log, start_new_session=True,
-                           env=_env(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="4"))
+    web = subprocess.Popen(procfile_command("web"), cwd=ROOT, stdout=log, stderr=log, start_new_session=True,
+                           env=real_stack_env(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="4"))
     lock = None
     try:
         def healthy():
@@ -131,7 +105,7 @@ def test_gunicorn_finishes_an_in_flight_request_after_sigterm(app, tmp_path):
     finally:
         if lock is not None:
             lock.release()
-        _stop(web)
+        stop(web)
         log.close()
 
 
@@ -154,8 +128,8 @@ def test_rq_worker_finishes_the_running_job_after_sigterm(app, tmp_path):
                            amount_due=quote.amount_in, refund_to="0xrefund")
     connection = queues.redis()
     log = open(tmp_path / "worker.log", "wb")
-    worker = subprocess.Popen(_procfile_command("worker"), cwd=ROOT, stdout=log, stderr=log,
-                              start_new_session=True, env=_env(SANDBOX_LATENCY_MS="3000"))
+    worker = subprocess.Popen(procfile_command("worker"), cwd=ROOT, stdout=log, stderr=log,
+                              start_new_session=True, env=real_stack_env(SANDBOX_LATENCY_MS="3000"))
     try:
         job = queues.queue("maintenance").enqueue("jobs.maintenance.sweep_expired_invoices", result_ttl=600)
         wait_for(lambda: Job.fetch(job.id, connection=connection).get_status() == JobStatus.STARTED,
@@ -177,7 +151,7 @@ def test_rq_worker_finishes_the_running_job_after_sigterm(app, tmp_path):
             assert Event.select().where((Event.invoice == invoice.id) & (Event.type == "invoice.expired")).count() == 1
             assert SandboxDeposit.get_by_id(quote.deposit_address).deposited_at is None
     finally:
-        _stop(worker)
+        stop(worker)
         log.close()
 
 

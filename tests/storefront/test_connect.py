@@ -164,7 +164,8 @@ def test_an_expired_bootstrap_key_is_401(client, store):
 
 
 def test_two_racing_connects_with_one_bootstrap_key(client, store, bootstrap_auth, app):
-    """Only one connect can consume the key; the other sees it already consumed (401)."""
+    """Only one connect can consume the key; the others, for the same site within minutes, are
+    retries of it (docs/retries.md): each reconnects, and one installation with one live key is left."""
     from concurrent.futures import ThreadPoolExecutor
 
     def attempt(_):
@@ -174,7 +175,7 @@ def test_two_racing_connects_with_one_bootstrap_key(client, store, bootstrap_aut
 
     with ThreadPoolExecutor(4) as pool:
         codes = sorted(pool.map(attempt, range(4)))
-    assert codes.count(200) == 1 and set(codes) <= {200, 401}, codes
+    assert codes == [200] * 4, codes
     with db.connection_context():
         assert Integration.select().count() == 1
         assert ApiKey.select().where(ApiKey.kind == "integration", ApiKey.revoked_at.is_null()).count() == 1

@@ -1,0 +1,56 @@
+"""`Idempotency-Key` on every route that creates or changes something (docs/retries.md): one decorator
+in front of the view, one implementation behind it (services/idempotency.py).
+
+Without the header the view simply runs. With it, the view runs inside the transaction that stores
+its response, and a retry of the same request (method, path and body) gets that response again,
+with `Idempotent-Replayed: true`."""
+from __future__ import annotations
+
+from functools import wraps
+
+from flask import current_app, g, jsonify, request
+
+from blueprints.requests import json_body
+from services import idempotency
+from services.clock import utcnow
+
+HEADER = "Idempotency-Key"
+
+
+def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
+    """`scope(**view_kwargs)` -> (store, scope text) for routes without an API key (the buyer's);
+    merchant routes keep a key per store. `secret_field`/`reissue(store, body, digest, now=)`: a
+    field shown once, never stored, re-issued on a replay."""
+    def decorator(view):
+        @wraps(view)
+        def wrapper(*args, **kwargs):
+            key = request.headers.get(HEADER)
+            if key is None:
+                return view(*args, **kwargs)
+            key = idempotency.check_key(key)
+            store, key_scope = scope(**kwargs) if scope else (g.store, "")
+            request_fingerprint = idempotency.fingerprint(f"{request.method} {request.path}", json_body())
+            now = utcnow()
+            first = {}
+
+            def work():
+                first["response"] = response = current_app.make_response(view(*args, **kwargs))
+                return response.status_code, response.get_json()
+
+            outcome = idempotency.run(
+                store, key, request_fingerprint, work, now=now, scope=key_scope, secret_field=secret_field,
+                reissue=(lambda body, digest: reissue(store, body, digest, now=now)) if reissue else None)
+            if not outcome.replayed:
+                return first["response"]
+            response = jsonify(outcome.body)
+            response.status_code = outcome.status
+            response.headers["Idempotent-Replayed"] = "true"
+            return response
+        wrapper.idempotent = True           # read by apidoc/: the route documents the header
+        return wrapper
+    return decorator
+
+
+def client_address() -> str:
+    """The buyer's address, as the per-IP rate limits see it."""
+    return request.remote_addr or "unknown"

@@ -1,0 +1,46 @@
+"""Starting the Procfile's processes on the real stack (TEST_DATABASE_URL, TEST_REDIS_URL) and
+stopping them again, by PID: shared by the tests in tests/ops/."""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DATABASE_URL = os.environ.get("TEST_DATABASE_URL")
+REDIS_URL = os.environ.get("TEST_REDIS_URL")
+
+
+def real_stack_env(**extra) -> dict:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
+    env.update({"DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL, "PYTHONPATH": str(ROOT),
+                "LOG_LEVEL": "WARNING", "EMBEDDED_JOBS": "0", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
+    env.update(extra)
+    return env
+
+
+def procfile_command(name: str) -> list[str]:
+    """The Procfile's command line for process `name`, as argv."""
+    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
+    return [part.replace("$REDIS_URL", REDIS_URL) for part in shlex.split(line.split(":", 1)[1])]
+
+
+def healthy(base_url: str) -> bool:
+    """Does the server answer /health yet? Refused, or a read timeout while its worker boots: not yet."""
+    try:
+        return requests.get(f"{base_url}/health", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Only what the test started, by PID."""
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
