@@ -102,6 +102,7 @@ def main() -> None:
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
         processes.start("worker", procfile("worker", redis_url), environment)
+        processes.start("webhooks", procfile("webhooks", redis_url), environment)
         processes.start("scheduler", procfile("scheduler", redis_url), environment)
         api = requests.Session()
         api.trust_env = False
