@@ -55,6 +55,7 @@ class Settings:
     webhook_timeout_seconds: int = 10
     webhook_claim_seconds: int = 60
     webhook_concurrency: int = 32
+    webhook_max_in_flight_per_endpoint: int = 4
     # Payment engine (docs/payment-engine.md): how often the scheduler ticks each sweep, how many
     # invoices one job claims at a time, and how many it polls at once.
     chain_poll_interval_seconds: int = 10
@@ -127,6 +128,8 @@ def _webhook_settings(env) -> dict:
         "webhook_timeout_seconds": timeout,
         "webhook_claim_seconds": claim,
         "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", 32, minimum=1, maximum=256),
+        "webhook_max_in_flight_per_endpoint": env.integer("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4,
+                                                          minimum=1, maximum=256),
     }
 
 
