@@ -21,7 +21,7 @@ import time
 import requests
 
 from bench import stack
-from bench.payflow import percentile, procfile
+from bench.payflow import fresh_sandbox_stack, percentile, procfile
 from tests.support.polling import wait_for
 from tests.support.receiver import Receiver
 
@@ -29,13 +29,7 @@ BACKLOG = 50
 
 
 def run(url: str, redis_url: str, *, trickle: bool, payments: int) -> dict:
-    import redis
-
-    redis.Redis.from_url(redis_url).flushdb()
-    stack.reset_database(url)
-    environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1", SWAP_PROVIDER="sandbox")
-    for name in ("CHAIN_POLL_INTERVAL_SECONDS", "SETTLEMENT_POLL_INTERVAL_SECONDS", "EXPIRY_SWEEP_INTERVAL_SECONDS"):
-        environment.pop(name, None)                        # the defaults
+    environment = fresh_sandbox_stack(url, redis_url)
     _a, key_a = stack.create_store(url, REDIS_URL=redis_url)
     _b, key_b = stack.create_store(url, REDIS_URL=redis_url)
     hostile, other = Receiver(), Receiver()
