@@ -4,11 +4,13 @@ from __future__ import annotations
 import os
 
 from flask import Flask, g
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from blueprints import register_blueprints
 from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
 from blueprints.request_log import log_request, start_timer
+from blueprints.requests import refuse_unstorable_request_text
 from bootstrap import init_runtime
 from cli import register_commands
 from config import Settings, load_settings
@@ -36,6 +38,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_blueprints(app)
     register_commands(app)
     _register_request_hooks(app)
+    app.wsgi_app = _TrustedProxies(app, app.wsgi_app)
     if _runs_embedded_jobs(settings):
         from jobs import embedded
 
@@ -49,6 +52,23 @@ def _runs_embedded_jobs(settings: Settings) -> bool:
     import click
 
     return settings.embedded_redis and settings.embedded_jobs and click.get_current_context(silent=True) is None
+
+
+class _TrustedProxies:
+    """werkzeug's ProxyFix for `TRUSTED_PROXY_HOPS` X-Forwarded-For/-Proto hops (0: none), read from the
+    app's settings on each request: behind a router every buyer would otherwise be the router's
+    address, and share one rate limit."""
+
+    def __init__(self, app: Flask, wsgi_app):
+        self.app, self.wsgi_app, self._fixes = app, wsgi_app, {}
+
+    def __call__(self, environ, start_response):
+        hops = self.app.extensions["tender.settings"].trusted_proxy_hops
+        if not hops:
+            return self.wsgi_app(environ, start_response)
+        if hops not in self._fixes:
+            self._fixes[hops] = ProxyFix(self.wsgi_app, x_for=hops, x_proto=hops)
+        return self._fixes[hops](environ, start_response)
 
 
 def security_headers_for(settings: Settings) -> dict:
@@ -65,6 +85,7 @@ def _register_request_hooks(app: Flask) -> None:
         g.request_id = ids.new_public_id("req_")
 
     app.before_request(start_timer)
+    app.before_request(refuse_unstorable_request_text)
     app.before_request(limit_public_request)
     # after_request hooks run in reverse order of registration: the request log, registered
     # first, runs last and sees the final response.

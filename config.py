@@ -49,12 +49,14 @@ class Settings:
     rate_limit_public_checkout_per_token: int = 10
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
+    trusted_proxy_hops: int = 0      # X-Forwarded-For hops to trust (docs/api.md#rate-limits)
     # Webhooks (docs/webhooks.md): retry delays after each failed attempt, the per-attempt timeout,
     # how long a claimed delivery stays reserved, and how many are sent at once per worker.
     webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
     webhook_timeout_seconds: int = 10
     webhook_claim_seconds: int = 60
     webhook_concurrency: int = 32
+    webhook_max_in_flight_per_endpoint: int = 4
     # Payment engine (docs/payment-engine.md): how often the scheduler ticks each sweep, how many
     # invoices one job claims at a time, and how many it polls at once.
     chain_poll_interval_seconds: int = 10
@@ -103,6 +105,7 @@ def load_settings(environ) -> Settings:
         rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN", 10, **_PER_MINUTE),
         rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP", 30, **_PER_MINUTE),
         rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP", 120, **_PER_MINUTE),
+        trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=10),
         **_webhook_settings(env),
         chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
         settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
@@ -127,6 +130,8 @@ def _webhook_settings(env) -> dict:
         "webhook_timeout_seconds": timeout,
         "webhook_claim_seconds": claim,
         "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", 32, minimum=1, maximum=256),
+        "webhook_max_in_flight_per_endpoint": env.integer("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4,
+                                                          minimum=1, maximum=256),
     }
 
 

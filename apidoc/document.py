@@ -142,8 +142,8 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
         errors[429] = [components.ERROR_TEXT[429]]
     if rule.arguments:
         errors[404] = [components.ERROR_TEXT[404]]
-    if op.query is not None or op.body is not None:
-        errors[400] = [components.ERROR_TEXT[400]]
+    # Every route: a NUL byte or unpaired surrogate in a header, path segment or query is a 400.
+    errors[400] = [components.ERROR_TEXT[400]]
     if op.body is not None:
         body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
         errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")

@@ -74,6 +74,19 @@ def procfile(name: str, redis_url: str) -> list[str]:
             for part in shlex.split(line.split(":", 1)[1])]
 
 
+def fresh_sandbox_stack(url: str, redis_url: str) -> dict:
+    """Empty the Redis database and the scratch database; the processes' environment: the sandbox
+    provider, private webhook targets allowed (receivers on 127.0.0.1), the default intervals."""
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()
+    stack.reset_database(url)
+    environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1", SWAP_PROVIDER="sandbox")
+    for name in ("CHAIN_POLL_INTERVAL_SECONDS", "SETTLEMENT_POLL_INTERVAL_SECONDS", "EXPIRY_SWEEP_INTERVAL_SECONDS"):
+        environment.pop(name, None)                        # the defaults
+    return environment
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -86,13 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
-    import redis
-
-    redis.Redis.from_url(redis_url).flushdb()
-    stack.reset_database(url)
-    environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1", SWAP_PROVIDER="sandbox")
-    for name in ("CHAIN_POLL_INTERVAL_SECONDS", "SETTLEMENT_POLL_INTERVAL_SECONDS", "EXPIRY_SWEEP_INTERVAL_SECONDS"):
-        environment.pop(name, None)                        # the defaults
+    environment = fresh_sandbox_stack(url, redis_url)
     _store, api_key = stack.create_store(url, REDIS_URL=redis_url)
     arrivals = Arrivals()
     receiver = arrivals.server()
@@ -102,6 +109,7 @@ def main() -> None:
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
         processes.start("worker", procfile("worker", redis_url), environment)
+        processes.start("webhooks", procfile("webhooks", redis_url), environment)
         processes.start("scheduler", procfile("scheduler", redis_url), environment)
         api = requests.Session()
         api.trust_env = False

@@ -8,6 +8,7 @@ import peewee as pw
 from flask import g, jsonify
 from werkzeug.exceptions import HTTPException
 
+from blueprints.requests import drain_body
 from models.base import discard_connection
 from services.errors import DomainError
 
@@ -105,6 +106,7 @@ def register_error_handlers(app):
             return error_response("method_not_allowed", f"Method not allowed; this route accepts {allowed}.",
                                   headers={"Allow": allowed})
         if error.code == 413:
+            drain_body()
             return error_response("request_too_large", "Request bodies are limited to 64 KiB.")
         return error_response("invalid_request", error.description or "Bad request.", status=error.code or 400)
 

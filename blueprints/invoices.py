@@ -25,7 +25,8 @@ def create_invoice():
     config = settings()
     invoice = invoices.create_invoice(g.store, g.api_key, data, now=utcnow(),
                                       ttl_seconds=config.invoice_ttl_seconds,
-                                      supported_currencies=config.supported_currencies)
+                                      supported_currencies=config.supported_currencies,
+                                      allow_private_callbacks=config.allow_private_webhook_urls)
     return InvoiceCreatedSchema().dump(invoice), 201
 
 

@@ -1,7 +1,13 @@
-"""Reading request bodies and query strings through schemas, with errors the API promises."""
+"""Reading request bodies and query strings through schemas, with errors the API promises.
+
+This is also the one boundary for text no store can hold (docs/api.md#errors): a NUL byte or a
+lone UTF-16 surrogate anywhere in the JSON body, the query string, a path segment or a header is
+400 `validation_error` naming the parameter, before any view, schema or database sees it.
+"""
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 from flask import request
@@ -27,7 +33,65 @@ def json_body() -> dict:
         raise DomainError("invalid_json", "The request body is not valid JSON.") from None
     if not isinstance(data, dict):
         raise DomainError("invalid_json", "The request body must be a JSON object.")
+    _refuse_unstorable_json(data, "")
     return data
+
+
+# NUL (PostgreSQL text cannot hold it) and unpaired surrogates (not encodable as UTF-8); a valid
+# pair in JSON (`"\ud83d\ude00"`) is already one code point once parsed.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+MAX_DRAIN_BYTES = 1024 * 1024
+
+
+def _refuse_unstorable(param: str, text: str) -> None:
+    if _UNSTORABLE.search(text):
+        raise DomainError("validation_error", f"{param}: must not contain NUL bytes or unpaired surrogates",
+                          param=param)
+
+
+def _refuse_unstorable_json(value, path: str) -> None:
+    if isinstance(value, str):
+        _refuse_unstorable(path or "body", value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_unstorable(f"{path}.{_printable(key)}" if path else _printable(key), key)
+            _refuse_unstorable_json(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _refuse_unstorable_json(item, f"{path}[{index}]")
+
+
+def _printable(name: str) -> str:
+    """A parameter name fit to echo back (the offending characters escaped)."""
+    return _UNSTORABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", name)
+
+
+def refuse_unstorable_request_text() -> None:
+    """before_request: query parameters, path segments and header values (the body is checked
+    where it is parsed, in json_body)."""
+    for name, value in request.args.items(multi=True):
+        _refuse_unstorable(_printable(name), name)
+        _refuse_unstorable(_printable(name), value)
+    for name, value in (request.view_args or {}).items():
+        if isinstance(value, str):
+            _refuse_unstorable(name, value)
+    for name, value in request.headers.items():
+        _refuse_unstorable(_printable(name), value)
+
+
+def drain_body() -> None:
+    """Read and discard what is left of the body (up to 1 MiB) before answering a refusal, so a
+    client still sending gets the JSON answer instead of a reset connection (docs/api.md#errors)."""
+    stream = request.environ.get("wsgi.input")
+    left = MAX_DRAIN_BYTES
+    try:
+        while stream is not None and left > 0:
+            chunk = stream.read(min(65536, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+    except (OSError, ValueError):      # the client hung up: nothing to answer
+        pass
 
 
 def _refuse_streamed_overflow(raw: bytes) -> None:

@@ -35,7 +35,10 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
     policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
     outbox.clear_nudge(outbox.DELIVER_NUDGE_KEY)      # before looking: later work nudges a new run
     with db.connection_context():
-        counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds)
+        # Fan-out jobs queue behind this run on the same worker: while slow receivers keep it
+        # busy, it fans out new events itself before each idle look.
+        counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds,
+                                              before_idle_look=lambda: outbox.fan_out_pending(now=utcnow()))
     return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}
 
 

@@ -4,6 +4,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, StrictString, UtcDateTime
 from services import urls
+from services.display_text import spoofing_problem
 from services.payment_links import AMOUNT_MODES, STATUSES, usage
 
 _CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
@@ -24,6 +25,9 @@ class Title(StrictString):
         text = super()._deserialize(value, attr, data, **kwargs)
         if not text.strip():
             raise ValidationError("must not be blank")
+        problem = spoofing_problem(text)
+        if problem:
+            raise ValidationError(problem)
         return text
 
 

@@ -3,7 +3,8 @@
 Starts gunicorn on an ephemeral 127.0.0.1 port (the embedded default, or PostgreSQL/Redis when
 TEST_DATABASE_URL/TEST_REDIS_URL are set: a `<db>_fuzz` database beside the test one), creates a
 store and key through the CLI, runs schemathesis with that key (examples, coverage, fuzzing and
-stateful phases; bounded by FUZZ_MAX_EXAMPLES and a fixed FUZZ_SEED), prints the counts and exits
+stateful phases; bounded by FUZZ_MAX_EXAMPLES and a fixed FUZZ_SEED; scripts/fuzz_hooks.py adds NUL
+bytes and unpaired surrogates to generated strings), prints the counts and exits
 with schemathesis's status: any 5xx or any response that violates the document fails it.
 """
 from __future__ import annotations
@@ -58,6 +59,12 @@ def server_environment(workdir: str, port: int) -> dict:
     return env
 
 
+def schemathesis_environment() -> dict:
+    """schemathesis with our hooks (scripts/fuzz_hooks.py): NUL bytes and unpaired surrogates too."""
+    return {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "scripts"), os.environ.get("PYTHONPATH")]))}
+
+
 def flask(env: dict, *args: str) -> str:
     return subprocess.run([str(BIN / "flask"), "--app", "wsgi", *args], cwd=ROOT, env=env, check=True,
                           capture_output=True, text=True).stdout
@@ -101,7 +108,7 @@ def main() -> int:
                        "--report", "json", "--report-json-path", str(report)]
             started = time.monotonic()
             # cwd: schemathesis keeps a crash cache in .schemathesis/ of its working directory.
-            result = subprocess.run(command, cwd=workdir, timeout=RUN_TIMEOUT)
+            result = subprocess.run(command, cwd=workdir, timeout=RUN_TIMEOUT, env=schemathesis_environment())
             print(f"fuzz: schemathesis exited {result.returncode} after {time.monotonic() - started:.0f} s")
             summarize(report)
             return result.returncode

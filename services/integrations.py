@@ -155,8 +155,8 @@ def _reconnect(integration, webhook_url, secret, key_row, versions, *, now, keep
 
 
 def disconnect(store: Store, platform: str, *, now: dt.datetime) -> Integration:
-    """Revoke the dedicated key and disable the endpoint: nothing more is sent, pending deliveries
-    included (the delivery engine checks the endpoint before every attempt)."""
+    """Revoke the dedicated key and remove the installation's endpoint: nothing more is sent,
+    pending deliveries included."""
     with _write_transaction():
         lock_row(Store, store.id)
         integration = _active(store.id, platform)
@@ -164,12 +164,11 @@ def disconnect(store: Store, platform: str, *, now: dt.datetime) -> Integration:
             raise NotFound("integration_not_found", f"This store has no connected {platform} installation.")
         if integration.api_key_id is not None:
             api_keys.revoke(integration.api_key_id, now=now)
-        if integration.webhook_endpoint_id is not None:
-            (WebhookEndpoint.update(enabled=False, disabled_reason=f"the {platform} integration was disconnected",
-                                    updated_at=now)
-             .where(WebhookEndpoint.id == integration.webhook_endpoint_id).execute())
-        (Integration.update(status="disconnected", disconnected_at=now, updated_at=now)
+        (Integration.update(status="disconnected", disconnected_at=now, webhook_endpoint=None, updated_at=now)
          .where(Integration.id == integration.id).execute())
+        if integration.webhook_endpoint_id is not None:
+            # Removed, its pending deliveries with it: it frees nothing else and a reconnect makes a new one.
+            WebhookEndpoint.delete().where(WebhookEndpoint.id == integration.webhook_endpoint_id).execute()
     return Integration.get_by_id(integration.id)
 
 

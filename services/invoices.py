@@ -10,13 +10,14 @@ from services import ids, integrations, invoice_states, outbox
 from services.locks import lock_row, write_transaction
 from services.errors import DomainError, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
+from services.webhook_urls import check_target_url
 
 DEFAULT_LIST_WINDOW = dt.timedelta(days=90)
 _DATE_FILTERS = ("created_after", "created_before", "paid_after", "paid_before")
 
 
 def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, ttl_seconds: int,
-                   supported_currencies: tuple[str, ...]) -> Invoice:
+                   supported_currencies: tuple[str, ...], allow_private_callbacks: bool = False) -> Invoice:
     """Validate what only the domain can (store, key kind, currency) and persist a `pending` invoice."""
     if data.get("store_id") is not None and data["store_id"] != str(store.id):
         raise DomainError("store_mismatch", "store_id does not match the API key's store.", param="store_id")
@@ -29,6 +30,8 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
             raise DomainError("integration_key_forbidden",
                               "callback_url is for standard keys; integrations receive webhooks.",
                               param="callback_url")
+    if data.get("callback_url"):
+        _check_callback_url(data["callback_url"], allow_private=allow_private_callbacks)
     if not store.payout_wallet:
         raise DomainError("payout_wallet_not_configured",
                           "The store has no payout wallet; set one before creating invoices.")
@@ -52,6 +55,14 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
     if integration is not None:
         return _create_for_installation(integration, fields, now=now)
     return invoice_states.create(now=now, **fields)
+
+
+def _check_callback_url(url: str, *, allow_private: bool) -> None:
+    """The webhook address rules, at create: a refused `callback_url` is this route's 400."""
+    try:
+        check_target_url(url, allow_private=allow_private, param="callback_url")
+    except DomainError as refused:
+        raise DomainError("validation_error", refused.message, param="callback_url") from None
 
 
 ORDER_BLOCKING = invoice_states.OPEN + ("paid",)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+import peewee as pw
 import redis as redis_lib
 
 from models.base import db, is_postgres
 from models.events import Event
+from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
 from services import ids, queues
@@ -63,15 +65,22 @@ def nudge_delivery() -> None:
 
 
 def _targets(event: Event) -> list[dict]:
-    endpoints = (WebhookEndpoint.select()
-                 .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
-                 .order_by(WebhookEndpoint.created_at))
-    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None}
-               for endpoint in endpoints if endpoint.subscribes_to(event.type)]
-    callback_url = None
+    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback.
+    A storefront installation's endpoint gets only the invoices created through that installation
+    (its dedicated key), never the store's others (docs/webhooks.md#storefront-installations)."""
+    invoice = None
     if event.invoice_id is not None:
-        callback_url = (Invoice.select(Invoice.callback_url).where(Invoice.id == event.invoice_id)
-                        .scalar())
+        invoice = (Invoice.select(Invoice.callback_url, Invoice.integration_id)
+                   .where(Invoice.id == event.invoice_id).first())
+    endpoints = (WebhookEndpoint.select(WebhookEndpoint, Integration.id.alias("installation"))
+                 .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
+                 .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
+                 .order_by(WebhookEndpoint.created_at).objects())
+    own_installation = invoice.integration_id if invoice is not None else None
+    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None}
+               for endpoint in endpoints if endpoint.subscribes_to(event.type)
+               and (endpoint.installation is None or endpoint.installation == own_installation)]
+    callback_url = invoice.callback_url if invoice is not None else None
     if callback_url:
         # The legacy callback receives every kind, like an endpoint subscribed to ["*"].
         targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": callback_url})

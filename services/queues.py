@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import redis as redis_lib
 
+from services import redis_breaker
+
 QUEUE_NAMES = ("webhooks", "chain", "settlement", "maintenance")
 _state = {"redis": None}
 
@@ -14,8 +16,7 @@ def connect(redis_url: str | None) -> redis_lib.Redis:
         # One server per process: the web process's embedded worker threads share it.
         connection = fakeredis.FakeStrictRedis(server=fakeredis.FakeServer())
     else:
-        connection = redis_lib.Redis.from_url(redis_url, socket_connect_timeout=2, socket_timeout=5,
-                                              health_check_interval=30)
+        connection = redis_breaker.client(redis_url)      # short timeouts and a circuit breaker
     _state["redis"] = connection
     return connection
 

@@ -6,6 +6,7 @@ import secrets
 
 from models.stores import Store
 from services import ids
+from services.display_text import spoofing_problem
 from services.errors import DomainError, NotFound
 
 
@@ -14,6 +15,9 @@ def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = Non
     name = (name or "").strip()
     if not 1 <= len(name) <= 200:
         raise DomainError("validation_error", "name: must be 1 to 200 characters", param="name")
+    problem = spoofing_problem(name)
+    if problem:
+        raise DomainError("validation_error", f"name: {problem}", param="name")
     return Store.create(
         id=ids.new_uuid(), name=name, payout_wallet=payout_wallet or None, output_asset=output_asset,
         callback_secret=secrets.token_hex(32), created_at=now, updated_at=now,

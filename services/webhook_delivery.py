@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import peewee as pw
+from peewee import fn
 import requests
 
 from models.base import db, is_postgres, replace_connection
@@ -44,12 +45,13 @@ class DeliveryPolicy:
     claim_seconds: int
     concurrency: int
     allow_private: bool
+    max_in_flight_per_endpoint: int = 4
 
     @classmethod
     def from_settings(cls, settings) -> "DeliveryPolicy":
         return cls(settings.webhook_retry_schedule, settings.webhook_timeout_seconds,
                    settings.webhook_claim_seconds, settings.webhook_concurrency,
-                   settings.allow_private_webhook_urls)
+                   settings.allow_private_webhook_urls, settings.webhook_max_in_flight_per_endpoint)
 
     def next_attempt_at(self, attempts_made: int, now: dt.datetime) -> dt.datetime | None:
         """When to try again after `attempts_made` failed attempts; None when out of retries."""
@@ -67,19 +69,27 @@ class RunCounts:
     outcomes: list = field(default_factory=list, repr=False)
 
 
+# Claims are serialised on PostgreSQL (SQLite's IMMEDIATE transaction already is), so the
+# per-endpoint in-flight count a claim reads cannot change under it.
+_CLAIM_LOCK = 0x7E4D_0013
+
+
+def _target_key():
+    """What the in-flight cap counts per: the endpoint, or for legacy callbacks the store (as the
+    database's own text, so the same value round-trips through both drivers unconverted)."""
+    return fn.COALESCE(WebhookDelivery.endpoint, WebhookDelivery.store).cast("text")
+
+
 def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
-    """Reserve up to `limit` due deliveries (oldest due first) for this worker."""
+    """Reserve up to `limit` due deliveries (oldest due first) for this worker, never more than
+    `policy.max_in_flight_per_endpoint` claimed at once for one endpoint (docs/webhooks.md#fairness)."""
     if limit <= 0:
         return []
     token = secrets.token_hex(16)
     with write_transaction():
-        due = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
-                                      WebhookDelivery.last_attempt_at)
-               .where((WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now))
-               .order_by(WebhookDelivery.next_attempt_at).limit(limit))
         if is_postgres():
-            due = due.for_update(skip_locked=True)
-        rows = list(due)
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+        rows = _due_within_caps(policy, now=now, limit=limit)
         if not rows:
             return []
         (WebhookDelivery.update(claim_token=token, attempts=WebhookDelivery.attempts + 1, last_attempt_at=now,
@@ -93,6 +103,39 @@ def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[W
                      started_at=row.last_attempt_at or now, error="the worker stopped during this attempt")
                 for row in interrupted]).execute()
         return _load_work(token)
+
+
+def _due_within_caps(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list:
+    """The oldest due deliveries whose endpoint has room: a hostile endpoint's backlog takes at
+    most its cap, and the rest of the batch goes to everyone else."""
+    cap = policy.max_in_flight_per_endpoint
+    key = _target_key()
+    in_flight = dict(WebhookDelivery.select(key, fn.COUNT(WebhookDelivery.id))
+                     .where((WebhookDelivery.status == "pending") & WebhookDelivery.claim_token.is_null(False)
+                            & (WebhookDelivery.next_attempt_at > now))
+                     .group_by(key).tuples())
+    due = (WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now)
+    full = [target for target, count in in_flight.items() if count >= cap]
+    if full:
+        due &= key.not_in(full)
+    ranked = (WebhookDelivery.select(WebhookDelivery.id, fn.ROW_NUMBER().over(
+                  partition_by=[key], order_by=[WebhookDelivery.next_attempt_at]).alias("place"))
+              .where(due).alias("ranked"))
+    query = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
+                                    WebhookDelivery.last_attempt_at, key.alias("target"))
+             .where(WebhookDelivery.id.in_(WebhookDelivery.select(ranked.c.id).from_(ranked)
+                                           .where(ranked.c.place <= cap)))
+             .order_by(WebhookDelivery.next_attempt_at).limit(limit))
+    if is_postgres():
+        query = query.for_update(of=WebhookDelivery, skip_locked=True)
+    rows, room = [], {}
+    for row in query:
+        target = row.target
+        room.setdefault(target, cap - in_flight.get(target, 0))
+        if room[target] > 0:
+            room[target] -= 1
+            rows.append(row)
+    return rows
 
 
 def _load_work(token: str) -> list[Work]:
@@ -245,19 +288,26 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
                                disabled_reason="every delivery failed for 3 days").where(where).execute()
 
 
+IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
+
+
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
-                session: requests.Session | None = None) -> RunCounts:
+                session: requests.Session | None = None, before_idle_look=None) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
     due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
 
     Claims and results are batched: results are written, and slots refilled, when half the
-    slots have finished (or nothing else is in flight), so a transaction covers many attempts."""
+    slots have finished (or nothing else is in flight), so a transaction covers many attempts.
+    While slow attempts hold slots and nothing finishes, the run still looks for newly due work
+    every IDLE_LOOK_SECONDS (after calling `before_idle_look`, e.g. a fan-out), so a slow
+    endpoint's attempts never delay another endpoint's deliveries by more than that."""
     counts = RunCounts()
     session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
     began = time.monotonic()
     in_flight, finished = {}, []
     half = max(1, policy.concurrency // 2)
     backlog = True     # did the last claim fill every slot it asked for (so more may be due)?
+    idle = False       # did the last wait end with nothing finished?
     with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
         while True:
             if finished and (len(finished) >= half or not in_flight):
@@ -265,10 +315,13 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
                 finished = []
             free = policy.concurrency - len(in_flight) - len(finished)
             # Claim to refill slots only while the backlog lasts; once a claim came back short,
-            # claim again only when everything has finished (a last look for newly due work).
-            # Each claim is a transaction: claiming into an empty backlog cost 2 of 4 per event.
-            wants_more = (not in_flight and not finished) or (backlog and free >= half)
+            # claim again only when everything has finished (a last look for newly due work) or
+            # when slow attempts left the run idle. Each claim is a transaction: claiming into an
+            # empty backlog cost 2 of 4 per event.
+            wants_more = (not in_flight and not finished) or (backlog and free >= half) or (idle and free > 0)
             if wants_more and time.monotonic() - began < max_seconds:
+                if idle and before_idle_look is not None:
+                    before_idle_look()
                 claimed = claim_due(policy, now=now(), limit=free)
                 backlog = len(claimed) == free
                 for work in claimed:
@@ -277,7 +330,8 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
                 if finished:
                     continue
                 break
-            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            done, _ = wait(list(in_flight), timeout=IDLE_LOOK_SECONDS, return_when=FIRST_COMPLETED)
+            idle = not done
             for future in done:
                 del in_flight[future]
                 finished.append(future.result())

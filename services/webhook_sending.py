@@ -1,5 +1,5 @@
-"""One webhook attempt over HTTP (docs/webhooks.md): the body, the signed headers, the POST with its
-timeout and no redirects, and what came back. No database here: services/webhook_delivery.py
+"""One webhook attempt over HTTP (docs/webhooks.md): the body, the signed headers, the POST under a
+hard deadline (services/deadlines.py) and no redirects, and what came back. No database here: services/webhook_delivery.py
 claims the work, runs these attempts in a thread pool and records their outcomes.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import requests
 
 from models.webhooks import MAX_EXCERPT_BYTES
-from services import clock
+from services import clock, deadlines
 from services.webhook_signing import signature_header
 from services.webhook_urls import AddressRefused, delivery_session
 
@@ -80,25 +80,24 @@ def send(session: requests.Session, work: Work, policy) -> Outcome:
         return Outcome(work, started_at, ok=False, error="refused: webhook URLs must be https://")
     timestamp = int(time.time())
     began = time.monotonic()
-    deadline = began + policy.timeout_seconds
-    try:
-        response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
-                                timeout=(policy.timeout_seconds, policy.timeout_seconds),
-                                allow_redirects=False, stream=True)
+    with deadlines.hard_deadline(policy.timeout_seconds) as deadline:
         try:
-            excerpt, complete = _read_excerpt(response, deadline)
-        finally:
-            response.close()       # back to the pool when fully read, otherwise dropped
-    except requests.Timeout:
-        return Outcome(work, started_at, ok=False, latency_ms=_ms(began),
-                       error=f"timed out after {policy.timeout_seconds} s")
-    except requests.RequestException as error:
-        return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
+            response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
+                                    timeout=(policy.timeout_seconds, policy.timeout_seconds),
+                                    allow_redirects=False, stream=True)
+            try:
+                excerpt, complete = _read_excerpt(response, deadline)
+            finally:
+                response.close()       # back to the pool when fully read, otherwise dropped
+        except (requests.RequestException, OSError) as error:     # a shut-down socket may surface raw
+            if deadline.expired or isinstance(error, requests.Timeout):
+                return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_timed_out(policy))
+            return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
     status = response.status_code
     outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
                       latency_ms=_ms(began), excerpt=excerpt)
     if not complete:
-        outcome.error = f"no complete answer within {policy.timeout_seconds} s"
+        outcome.error = _timed_out(policy)
     elif 300 <= status < 400:
         outcome.error = f"redirects are not followed (HTTP {status} to {response.headers.get('Location', '?')[:200]})"
     elif not outcome.ok:
@@ -106,18 +105,22 @@ def send(session: requests.Session, work: Work, policy) -> Outcome:
     return outcome
 
 
-def _read_excerpt(response, deadline: float) -> tuple[str, bool]:
+def _read_excerpt(response, deadline: deadlines.Deadline) -> tuple[str, bool]:
     """The first 1 KiB of the body as text; False if the answer took longer than the deadline."""
     head, total = b"", 0
     for chunk in response.iter_content(4096):
         if len(head) < MAX_EXCERPT_BYTES:
             head += chunk[:MAX_EXCERPT_BYTES - len(head)]
         total += len(chunk)
-        if time.monotonic() > deadline:
+        if deadline.expired:
             return head.decode("utf-8", "replace"), False
         if total > MAX_BODY_READ:
             break
-    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], time.monotonic() <= deadline
+    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], not deadline.expired
+
+
+def _timed_out(policy) -> str:
+    return f"timeout: no complete answer within {policy.timeout_seconds} s"
 
 
 def _describe(error: Exception) -> str:

@@ -16,9 +16,22 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 from urllib3.util import connection as urllib3_connection
 
+from services import deadlines
 from services.errors import DomainError
 
 MAX_URL_LENGTH = 2048
+RESOLVE_SECONDS = 2.0      # name resolution on a request path (a web thread waits for it)
+
+
+# Addresses Python calls global that webhooks must still not reach: translation prefixes that
+# route to IPv4 space (NAT64), deprecated forms (site-local, IPv4-compatible), the IETF protocol
+# block and cloud metadata services.
+_REFUSED_NETWORKS = tuple((label, ipaddress.ip_network(network)) for label, network in (
+    ("NAT64", "64:ff9b::/96"), ("NAT64", "64:ff9b:1::/48"), ("site-local", "fec0::/10"),
+    ("IPv4-compatible", "::/96"), ("IETF protocol", "192.0.0.0/24"),
+    ("cloud metadata", "168.63.129.16/32"), ("cloud metadata", "169.254.169.254/32"),
+    ("cloud metadata", "fd00:ec2::254/128"),
+))
 
 
 def refused_address(address: str) -> str | None:
@@ -30,14 +43,29 @@ def refused_address(address: str) -> str | None:
                         ("multicast", ip.is_multicast), ("private", ip.is_private)):
         if flag:
             return f"{address} is a {label} address"
+    for label, network in _REFUSED_NETWORKS:
+        if ip.version == network.version and ip in network:
+            return f"{address} is a {label} address"
+    for embedded in _embedded_ipv4(ip):
+        if refused_address(str(embedded)):
+            return f"{address} embeds the non-public address {embedded}"
     if not ip.is_global:
         return f"{address} is not a public address"
     return None
 
 
-def resolve(host: str, port: int) -> list[str]:
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+def _embedded_ipv4(ip) -> list:
+    """The IPv4 addresses a 6to4 or Teredo address carries (a relay would deliver to them)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    embedded = [ip.sixtofour] if ip.sixtofour is not None else []
+    if ip.teredo is not None:
+        embedded.extend(ip.teredo)
+    return embedded
+
+
+def resolve(host: str, port: int, *, timeout: float = RESOLVE_SECONDS) -> list[str]:
+    return deadlines.resolve(host, port, timeout=timeout)
 
 
 def check_target_url(url: str, *, allow_private: bool, param: str = "url") -> str:
@@ -64,12 +92,15 @@ def check_target_url(url: str, *, allow_private: bool, param: str = "url") -> st
         return url
     try:
         addresses = resolve(parts.hostname, port or 443)
+    except deadlines.ResolutionTimeout:
+        raise refuse(f"{parts.hostname} did not resolve within {RESOLVE_SECONDS:g} s") from None
     except (socket.gaierror, UnicodeError):
         return url
     for address in addresses:
         reason = refused_address(address)
         if reason:
-            raise refuse(f"must not point at a loopback, private, link-local or multicast address ({reason})")
+            raise refuse(f"must not point at a loopback, private, link-local, multicast or other "
+                         f"non-public address ({reason})")
     return url
 
 
@@ -81,57 +112,85 @@ class AddressRefused(NewConnectionError):
         self.refusal = message
 
 
-class _GuardedConnectionMixin:
-    """Resolve, check every address, and dial only a checked one: no gap for DNS to change in."""
+class _DeadlineConnectionMixin:
+    """Resolve with a bound, dial, and put every socket under the attempt's hard deadline
+    (services/deadlines.py); the guarded variant also checks each address before dialling."""
+
+    check_addresses = False
 
     def _new_conn(self):
+        deadline = deadlines.current()
+        budget = deadline.remaining() if deadline else RESOLVE_SECONDS
         try:
-            addresses = resolve(self._dns_host, self.port)
-        except socket.gaierror as error:
+            addresses = resolve(self._dns_host, self.port, timeout=min(budget, RESOLVE_SECONDS))
+        except OSError as error:
             raise NewConnectionError(self, f"could not resolve {self._dns_host}: {error}") from error
-        for address in addresses:
-            reason = refused_address(address)
-            if reason:
-                raise AddressRefused(self, f"refused: {self._dns_host} resolves to {reason}")
+        if self.check_addresses:
+            for address in addresses:
+                reason = refused_address(address)
+                if reason:
+                    raise AddressRefused(self, f"refused: {self._dns_host} resolves to {reason}")
         last_error = None
         for address in addresses:
+            timeout = self.timeout if deadline is None else min(self.timeout, deadline.remaining())
             try:
-                return urllib3_connection.create_connection(
-                    (address, self.port), self.timeout, source_address=self.source_address,
+                sock = urllib3_connection.create_connection(
+                    (address, self.port), timeout, source_address=self.source_address,
                     socket_options=self.socket_options)
             except OSError as error:
                 last_error = error
+                continue
+            if deadline is not None:
+                sock.settimeout(max(deadline.remaining(), 0.001))    # bounds the TLS handshake as a whole
+                deadline.watch(sock)
+            return sock
         raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
 
+    def request(self, *args, **kwargs):
+        deadline = deadlines.current()
+        if deadline is not None and self.sock is not None:      # a kept-alive connection
+            deadline.watch(self.sock)
+        return super().request(*args, **kwargs)
 
-class _GuardedHTTPConnection(_GuardedConnectionMixin, HTTPConnection):
+
+class _DeadlineHTTPConnection(_DeadlineConnectionMixin, HTTPConnection):
     pass
 
 
-class _GuardedHTTPSConnection(_GuardedConnectionMixin, HTTPSConnection):
+class _DeadlineHTTPSConnection(_DeadlineConnectionMixin, HTTPSConnection):
     pass
 
 
-class _GuardedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _GuardedHTTPConnection
+class _GuardedHTTPConnection(_DeadlineHTTPConnection):
+    check_addresses = True
 
 
-class _GuardedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _GuardedHTTPSConnection
+class _GuardedHTTPSConnection(_DeadlineHTTPSConnection):
+    check_addresses = True
 
 
-class _GuardedAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _GuardedHTTPPool, "https": _GuardedHTTPSPool}
+def _adapter(http_connection, https_connection):
+    http_pool = type("Pool", (HTTPConnectionPool,), {"ConnectionCls": http_connection})
+    https_pool = type("Pool", (HTTPSConnectionPool,), {"ConnectionCls": https_connection})
+
+    class Adapter(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = {"http": http_pool, "https": https_pool}
+    return Adapter
+
+
+_DeadlineAdapter = _adapter(_DeadlineHTTPConnection, _DeadlineHTTPSConnection)
+_GuardedAdapter = _adapter(_GuardedHTTPConnection, _GuardedHTTPSConnection)
 
 
 def delivery_session(*, allow_private: bool, pool_size: int) -> requests.Session:
     """A Session for webhook deliveries: no proxies from the environment (they would bypass the
-    address check), connection reuse per host, and the address guard unless private is allowed."""
+    address check), connection reuse per host, every attempt's sockets under its hard deadline,
+    and the address guard unless private is allowed."""
     session = requests.Session()
     session.trust_env = False
-    adapter_class = HTTPAdapter if allow_private else _GuardedAdapter
+    adapter_class = _DeadlineAdapter if allow_private else _GuardedAdapter
     for prefix in ("http://", "https://"):
         session.mount(prefix, adapter_class(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0))
     return session

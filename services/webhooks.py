@@ -53,7 +53,10 @@ def create_endpoint(store: Store, data: dict, *, now: dt.datetime, allow_private
     secret = new_secret()
     with write_transaction():
         lock_row(Store, store.id)       # endpoints of a store are counted one writer at a time
-        count = WebhookEndpoint.select().where(WebhookEndpoint.store == store.id).count()
+        # Storefront installations' endpoints do not count: connect must never fail on the limit.
+        installations = Integration.select(Integration.webhook_endpoint).where(Integration.webhook_endpoint.is_null(False))
+        count = (WebhookEndpoint.select().where((WebhookEndpoint.store == store.id)
+                                                & WebhookEndpoint.id.not_in(installations)).count())
         if count >= MAX_ENDPOINTS_PER_STORE:
             raise DomainError("webhook_endpoint_limit",
                               f"A store has at most {MAX_ENDPOINTS_PER_STORE} webhook endpoints; delete one first.")
@@ -83,7 +86,8 @@ def list_endpoints(store: Store, page: PageRequest) -> Page:
 def refuse_if_managed(endpoint: WebhookEndpoint) -> None:
     """A storefront installation's endpoint changes only through connect and disconnect: a secret
     rotated here would break the plugin's signature checks (services/integrations.py)."""
-    integration = Integration.get_or_none(Integration.webhook_endpoint == endpoint.id)
+    integration = Integration.get_or_none((Integration.webhook_endpoint == endpoint.id)
+                                          & (Integration.status == "active"))
     if integration is not None:
         raise DomainError("validation_error",
                           f"This endpoint belongs to the {integration.platform} installation {integration.public_id}: "

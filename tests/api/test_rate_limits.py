@@ -133,6 +133,20 @@ def test_public_reads_are_limited_per_ip_with_headers(client, store, limits):
     assert responses[1].headers["RateLimit-Remaining"] == "0"
 
 
+@pytest.mark.parametrize("hops, statuses", [(0, [200, 200, 429]), (1, [200, 200, 200])])
+def test_trusted_proxy_hops_tell_buyers_behind_a_router_apart(client, store, limits, hops, statuses):
+    limits(rate_limit_public_reads_per_ip=2, trusted_proxy_hops=hops)
+    link = factories.make_payment_link(store)
+    # Three buyers behind one router (the same peer address), each named by X-Forwarded-For.
+    responses = [client.get(f"/v1/public/payment-links/{link.plpub_id}", headers={"X-Forwarded-For": buyer})
+                 for buyer in ("203.0.113.1", "203.0.113.2", "203.0.113.3")]
+    assert [r.status_code for r in responses] == statuses
+    spoofed = client.get(f"/v1/public/payment-links/{link.plpub_id}",
+                         headers={"X-Forwarded-For": "203.0.113.1, 203.0.113.9"})
+    # Only the hops trusted count: a client cannot pick its address by adding entries on the left.
+    assert spoofed.status_code == (429 if hops == 0 else 200)
+
+
 def test_public_mode_off_leaves_buyer_routes_unlimited(client, store, limits):
     limits(rate_limit_public_mode="off", rate_limit_public_reads_per_ip=1)
     link = factories.make_payment_link(store)

@@ -117,25 +117,26 @@ def test_disconnect_then_another_site_is_a_new_installation(client, store, boots
     assert second["webhook_id"] != first["webhook_id"]
 
 
-def test_disconnect_revokes_the_key_and_disables_the_endpoint(client, store, bootstrap_auth):
+def test_disconnect_revokes_the_key_and_removes_the_endpoint(client, store, bootstrap_auth):
     body = connect(client, bootstrap_auth)
     dedicated = bearer(body["api_key"])
     response = client.post(route("disconnect"), headers=dedicated)
     assert response.status_code == 200 and response.get_json() == {"disconnected": True}
     assert_error(client.post(route("disconnect"), headers=dedicated), 401, "invalid_api_key")
     with db.connection_context():
-        endpoint = WebhookEndpoint.get()
-        assert endpoint.enabled is False and "disconnected" in endpoint.disabled_reason
+        assert WebhookEndpoint.select().count() == 0          # no slot held by a dead installation
         assert ApiKey.get(ApiKey.kind == "integration").revoked_at is not None
     status = client.get(route("status"), headers=bearer(factories.make_key(store, kind="bootstrap"))).get_json()
     assert status["status"] == "DISCONNECTED" and status["connected"] is False
     assert status["integration_public_id"] == body["integration_public_id"] and status["disconnected_at"]
-    # Reconnecting the same site brings the same installation and endpoint back.
+    # Reconnecting the same site brings the same installation back, with a new endpoint.
     again = connect(client, bearer(factories.make_key(store, kind="bootstrap")))
-    assert again["credentials_rotated"] is True and again["webhook_id"] == body["webhook_id"]
+    assert again["credentials_rotated"] is True
+    assert again["integration_public_id"] == body["integration_public_id"]
+    assert again["webhook_endpoint_id"] != body["webhook_endpoint_id"]
     with db.connection_context():
         endpoint = WebhookEndpoint.get()
-        assert endpoint.enabled is True and endpoint.disabled_reason is None
+        assert endpoint.enabled is True and endpoint.url == HOOK
 
 
 def test_disconnect_when_not_connected_is_404(client, store):

@@ -3,11 +3,13 @@ records every request and answers from a per-path script of statuses.
 
     with Receiver() as receiver:
         receiver.script("/fail-twice", [500, 500])     # then the default, 200
+        receiver.trickle("/slow")                      # one byte every 50 ms, never finishing
         url = receiver.url("/fail-twice")
         receiver.wait_for(3)                           # deadline-bound, no sleeps
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass
@@ -29,6 +31,9 @@ class _Handler(BaseHTTPRequestHandler):
         receiver = self.server.receiver
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         receiver._arrived(Received(self.path, dict(self.headers.items()), body))
+        if self.path in receiver.trickle_paths:
+            self._trickle(*receiver.trickle_paths[self.path])
+            return
         status, answer, headers = receiver._answer_for(self.path)
         if receiver.hold_event is not None and self.path in receiver.hold_paths:
             receiver.held.set()
@@ -41,6 +46,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _trickle(self, phase: str, every: float):
+        """Answer one byte every `every` seconds, never finishing: inside the status line and
+        headers (phase "headers") or inside a body announced as 1 MB (phase "body")."""
+        self.close_connection = True
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+        if phase == "body":
+            self.wfile.write(head + b"Content-Length: 1000000\r\n\r\n")
+            head = b""
+        stream = itertools.chain(head, itertools.repeat(ord("a")))
+        stop = self.server.receiver.stopping
+        try:
+            while not stop.wait(every):
+                self.wfile.write(bytes([next(stream)]))
+                self.wfile.flush()
+        except OSError:       # the sender gave up and closed: what a deadline does
+            pass
 
     def log_message(self, *args):
         pass
@@ -57,6 +79,8 @@ class Receiver:
         self.hold_event: threading.Event | None = None
         self.hold_paths: set[str] = set()
         self.held = threading.Event()
+        self.trickle_paths: dict[str, tuple[str, float]] = {}
+        self.stopping = threading.Event()
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self):
@@ -64,6 +88,7 @@ class Receiver:
         return self
 
     def __exit__(self, *exc):
+        self.stopping.set()
         if self.hold_event is not None:
             self.hold_event.set()
         self.server.shutdown()
@@ -85,6 +110,11 @@ class Receiver:
         self.hold_event = threading.Event()
         self.hold_paths.add(path)
         return self.hold_event
+
+    def trickle(self, path: str, *, phase: str = "headers", every: float = 0.05) -> None:
+        """Answer requests to `path` one byte at a time, for ever (until the receiver stops): each
+        read finds a byte, so only a deadline on the whole attempt ends it."""
+        self.trickle_paths[path] = (phase, every)
 
     def _answer_for(self, path):
         with self._condition:

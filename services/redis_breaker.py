@@ -1,0 +1,90 @@
+"""A circuit breaker for Redis (docs/operations.md#redis): a Redis that is down or stalls (accepts
+connections, never answers) costs a request at most one short timeout per breaker interval.
+
+Redis carries only nudges, counters and rate-limit windows (the database is the truth), so every
+caller already fails open on a RedisError. What made a stalled Redis expensive was the wait
+before that error: a 2 s connect timeout, a 5 s read timeout and redis-py's own retries, paid
+by every call of every request. Here each socket operation is bounded by a short timeout, and
+after one fails every call fails at once for `OPEN_SECONDS`; then calls go through again, and
+the first that fails opens the breaker for another interval.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import redis as redis_lib
+from redis.connection import Connection
+
+log = logging.getLogger("tender.redis")
+
+SOCKET_TIMEOUT_SECONDS = 0.4     # connect and each read/write: Redis answers in well under 1 ms
+OPEN_SECONDS = 5.0
+_FAILURES = (redis_lib.ConnectionError, redis_lib.TimeoutError, OSError)
+
+
+class Breaker:
+    def __init__(self, open_seconds: float = OPEN_SECONDS):
+        self.open_seconds = open_seconds
+        self._open_until = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        return time.monotonic() < self._open_until
+
+    def check(self) -> None:
+        if self.is_open:
+            raise redis_lib.ConnectionError("Redis circuit breaker open: a recent call failed or stalled")
+
+    def trip(self, error: Exception) -> None:
+        with self._lock:
+            if not self.is_open:
+                log.warning("Redis failed or stalled (%s); skipping Redis for %.0f s", error, self.open_seconds)
+            self._open_until = time.monotonic() + self.open_seconds
+
+    def close(self) -> None:
+        self._open_until = 0.0
+
+
+BREAKER = Breaker()
+
+
+class BreakerConnection(Connection):
+    """redis-py's TCP connection, refusing at once while the breaker is open and tripping it on
+    a failed or timed-out connect, send or read."""
+
+    def connect(self):
+        BREAKER.check()
+        try:
+            return super().connect()
+        except _FAILURES as error:
+            BREAKER.trip(error)
+            raise
+
+    def send_packed_command(self, command, check_health=True):
+        BREAKER.check()
+        try:
+            return super().send_packed_command(command, check_health=check_health)
+        except _FAILURES as error:
+            BREAKER.trip(error)
+            raise
+
+    def read_response(self, *args, **kwargs):
+        try:
+            return super().read_response(*args, **kwargs)
+        except _FAILURES as error:
+            BREAKER.trip(error)
+            raise
+
+
+def client(redis_url: str) -> redis_lib.Redis:
+    """A Redis client with short timeouts, no retries and the breaker."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return redis_lib.Redis.from_url(redis_url, connection_class=BreakerConnection,
+                                    socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
+                                    socket_timeout=SOCKET_TIMEOUT_SECONDS, retry=Retry(NoBackoff(), 0),
+                                    health_check_interval=30)

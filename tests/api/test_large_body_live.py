@@ -1,0 +1,78 @@
+"""A body over 64 KiB gets its JSON 413 even while the client is still sending (docs/api.md#errors):
+the server reads and discards up to 1 MiB before answering. On a real gunicorn, over a socket."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import factories
+from tests.support.polling import free_port, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def live_web(app, test_env, tmp_path_factory):
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
+    env.update(test_env, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="2",
+               LOG_LEVEL="WARNING", EMBEDDED_JOBS="0", PYTHONPATH=str(ROOT))
+    log = open(tmp_path_factory.mktemp("web") / "web.log", "wb")
+    web = subprocess.Popen([str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"], cwd=ROOT,
+                           env=env, stdout=log, stderr=log, start_new_session=True)
+    try:
+        def listening():
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return True
+            except OSError:
+                return False
+        wait_for(listening, timeout=30, what="gunicorn to listen")
+        yield port
+    finally:
+        os.kill(web.pid, signal.SIGTERM)      # by PID: only what this test started
+        web.wait(30)
+        log.close()
+
+
+def _post_slowly(port: int, key: str, size: int) -> bytes:
+    """POST `size` bytes, the body in 16 KiB pieces with pauses, and read the whole answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall((f"POST /v1/invoices HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n").encode())
+        sent = 0
+        while sent < size:
+            piece = min(16384, size - sent)
+            sock.sendall(b" " * piece)
+            sent += piece
+            time.sleep(0.02)          # the server has time to answer before the body is all sent
+        answer = b""
+        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < _length(answer):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        return answer
+
+
+def _length(answer: bytes) -> int:
+    for line in answer.partition(b"\r\n\r\n")[0].split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":")[1])
+    return 1 << 30
+
+
+@pytest.mark.parametrize("size", [100_000, 600_000])
+def test_a_large_body_sent_slowly_gets_the_json_413(live_web, store, size):
+    key = factories.make_key(store)
+    answer = _post_slowly(live_web, key, size)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413"), head[:200]
+    assert json.loads(body)["error"]["code"] == "request_too_large"

@@ -1,0 +1,36 @@
+"""Names and titles the buyer pages display refuse direction overrides and invisible characters
+(docs/security.md); right-to-left scripts themselves are welcome."""
+import pytest
+
+from services.clock import utcnow
+from services.errors import DomainError
+from services.stores import create_store
+
+SPOOFS = ["\u202e", "\u202d", "\u2066", "\u2069", "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
+
+
+def _link(client, auth, title):
+    return client.post("/v1/payment-links", headers=auth, json={
+        "title": title, "amount_mode": "fixed_amount", "amount": "5.00", "currency": "USD"})
+
+
+@pytest.mark.parametrize("char", SPOOFS, ids=[f"U+{ord(c):04X}" for c in SPOOFS])
+def test_a_payment_link_title_refuses_it(client, auth, char):
+    response = _link(client, auth, f"Invoice{char}fdp.exe")
+    assert response.status_code == 400, response.json
+    assert response.json["error"]["code"] == "validation_error" and response.json["error"]["param"] == "title"
+    assert f"U+{ord(char):04X}" in response.json["error"]["message"]
+
+
+def test_an_update_refuses_it_too_and_plain_rtl_text_is_fine(client, auth):
+    created = _link(client, auth, "شال صوف")
+    assert created.status_code == 201, created.json
+    update = client.patch(f"/v1/payment-links/{created.json['id']}", headers=auth, json={"title": "ok\u202e"})
+    assert update.status_code == 400 and update.json["error"]["param"] == "title"
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b"])
+def test_a_store_name_refuses_it(app, char):
+    with pytest.raises(DomainError) as refused:
+        create_store(name=f"Shop{char}", now=utcnow())
+    assert refused.value.param == "name"

@@ -1,0 +1,80 @@
+"""Where webhooks and legacy callbacks may go (docs/webhooks.md#endpoints): one table of addresses,
+and name resolution on the request path bounded to 2 s."""
+from __future__ import annotations
+
+import dataclasses
+import socket
+import threading
+import time
+
+import pytest
+
+from services import webhook_urls
+from services.errors import DomainError
+
+# (address in the URL's host, refused?)
+ADDRESSES = [
+    ("93.184.216.34", False), ("[2606:4700:4700::1111]", False),
+    ("[2002:5db8:d822::1]", False),                 # 6to4 around a public IPv4 address
+    ("127.0.0.1", True), ("[::1]", True), ("10.0.0.1", True), ("192.168.1.1", True), ("172.16.0.1", True),
+    ("169.254.169.254", True), ("224.0.0.1", True), ("100.64.0.1", True), ("0.0.0.0", True),
+    ("192.0.2.1", True),                            # documentation
+    ("[::ffff:127.0.0.1]", True), ("[::ffff:10.0.0.1]", True),     # IPv4-mapped
+    ("[::10.0.0.1]", True), ("[::8.8.8.8]", True),                 # IPv4-compatible (deprecated)
+    ("[64:ff9b::a00:1]", True), ("[64:ff9b::808:808]", True),      # NAT64
+    ("[2002:a00:1::1]", True), ("[2002:7f00:1::1]", True),         # 6to4 around private / loopback
+    ("[2001:0:4136:e378:8000:63bf:f5ff:fffe]", True),              # Teredo around 10.0.0.1
+    ("[fec0::1]", True),                                           # site-local (deprecated)
+    ("[fc00::1]", True), ("[fe80::1]", True),
+    ("192.0.0.8", True), ("192.0.0.170", True),                    # IETF protocol assignments
+    ("168.63.129.16", True),                                       # Azure's metadata and DNS service
+]
+
+
+@pytest.mark.parametrize("host, refused", ADDRESSES, ids=[host for host, _ in ADDRESSES])
+def test_the_address_rules(host, refused):
+    url = f"https://{host}/hook"
+    if refused:
+        with pytest.raises(DomainError) as error:
+            webhook_urls.check_target_url(url, allow_private=False)
+        assert error.value.code == "invalid_webhook_url"
+    else:
+        assert webhook_urls.check_target_url(url, allow_private=False) == url
+    ip = host.strip("[]")
+    assert (webhook_urls.refused_address(ip) is not None) == refused     # the delivery-time check agrees
+
+
+@pytest.fixture
+def strict(app, settings, monkeypatch):
+    """The app without ALLOW_PRIVATE_WEBHOOK_URLS (the tests' default lifts the rules)."""
+    monkeypatch.setitem(app.extensions, "tender.settings",
+                        dataclasses.replace(settings, allow_private_webhook_urls=False))
+
+
+@pytest.mark.parametrize("host", ["10.0.0.1", "[64:ff9b::a00:1]", "168.63.129.16"])
+def test_a_callback_url_obeys_the_same_rules_at_create(client, auth, strict, host):
+    response = client.post("/v1/invoices", headers=auth, json={
+        "amount": "10.00", "callback_url": f"https://{host}/cb"})
+    assert response.status_code == 400
+    assert response.json["code"] == "validation_error" and response.json["details"]["param"] == "callback_url"
+    fine = client.post("/v1/invoices", headers=auth, json={"amount": "10.00", "callback_url": "https://93.184.216.34/cb"})
+    assert fine.status_code == 201, fine.json
+
+
+def test_a_name_whose_dns_never_answers_costs_a_request_at_most_2_s(client, auth, strict, monkeypatch):
+    endpoint = client.post("/v1/webhook-endpoints", headers=auth,
+                           json={"url": "https://93.184.216.34/hook", "events": ["*"]}).json
+    release = threading.Event()
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: (
+        release.wait(30) and [] if host == "stalls.example" else real(host, *a, **k)))
+    try:
+        began = time.monotonic()
+        response = client.patch(f"/v1/webhook-endpoints/{endpoint['id']}", headers=auth,
+                                json={"url": "https://stalls.example/hook"})
+        elapsed = time.monotonic() - began
+    finally:
+        release.set()
+    assert response.status_code == 422 and response.json["error"]["code"] == "invalid_webhook_url"
+    assert "did not resolve within 2 s" in response.json["error"]["message"]
+    assert elapsed < 3.5, f"the request waited {elapsed:.1f} s on DNS"
