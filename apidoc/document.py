@@ -81,10 +81,15 @@ def _license(server_url: str) -> dict:
 
 def _require_response_fields(document) -> None:
     """Responses dump every declared field (null when empty), so each one is required there;
-    request shapes keep the `required` their schemas declare."""
+    request shapes keep the `required` their schemas declare, and lose `default: null`, which only
+    says "absent" and which generators read as "always sent"."""
     request_shapes = {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None}
     for name, schema in document["components"]["schemas"].items():
-        if name not in request_shapes and "properties" in schema and "required" not in schema:
+        if name in request_shapes:
+            for field_schema in schema.get("properties", {}).values():
+                if "default" in field_schema and field_schema["default"] is None:
+                    del field_schema["default"]
+        elif "properties" in schema and "required" not in schema:
             schema["required"] = list(schema["properties"])
 
 
