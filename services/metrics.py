@@ -15,8 +15,6 @@ import threading
 import time
 
 import redis as redis_lib
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from services import queues
 
@@ -116,13 +114,16 @@ def _hash(connection, name) -> dict:
 
 class RedisCollector:
     """A prometheus_client collector over the Redis aggregation: every scrape reads the whole
-    service's counters, whichever process records them."""
+    service's counters, whichever process records them. prometheus_client is imported on the first
+    scrape, not at start-up: only operators' scrapes need it, and every process would pay for it."""
 
     def __init__(self, connection, queue_depths: dict):
         self.connection = connection
         self.queue_depths = queue_depths
 
     def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
         depths = GaugeMetricFamily("tender_queue_jobs", "Jobs in each RQ queue and registry.",
                                    labels=("queue", "state"))
         for (queue, state), depth in sorted(self.queue_depths.items()):
@@ -136,7 +137,9 @@ class RedisCollector:
         for name, (family, help_text, names) in _HISTOGRAMS.items():
             yield self._histogram(name, family, help_text, names)
 
-    def _histogram(self, name, family, help_text, names) -> HistogramMetricFamily:
+    def _histogram(self, name, family, help_text, names):
+        from prometheus_client.core import HistogramMetricFamily
+
         histogram = HistogramMetricFamily(family, help_text, labels=names)
         buckets, sums, counts = (_hash(self.connection, f"{name}:{part}") for part in ("bucket", "sum", "count"))
         for key in sorted(counts):
@@ -151,6 +154,8 @@ class RedisCollector:
 
 def render(queue_depths: dict) -> str:
     """Prometheus text exposition of everything recorded, plus the queue depths given."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
     flush()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RedisCollector(queues.redis(), queue_depths))
