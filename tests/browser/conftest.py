@@ -116,7 +116,7 @@ def server(tmp_path_factory):
         assert processes[0].poll() is None, (workdir / "server.log").read_text()[-2000:]
         try:
             return requests.get(base_url + "/health", timeout=1).status_code == 200
-        except requests.ConnectionError:
+        except requests.RequestException:     # not listening yet, or the worker still booting
             return False
 
     try:
