@@ -1,4 +1,5 @@
 # The two set-up commands of the README: `make run` and `make test`. Both build .venv on first use.
+# `make stack` is the optional third: the Procfile on local PostgreSQL and Redis.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test fuzz
+.PHONY: install run test fuzz stack
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
@@ -26,3 +27,15 @@ test: $(STAMP)
 # (embedded default, or PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL). scripts/fuzz.py.
 fuzz: $(STAMP)
 	$(BIN)/python scripts/fuzz.py
+
+# Every Procfile process on local PostgreSQL/Redis under honcho, configured by $(STACK_ENV) (made from
+# .env.example on first use). `release` runs first, on its own: honcho stops everything when any
+# process exits. `dashboard` is left out: it exits without the operator credentials, and honcho
+# would then stop every other process.
+STACK_ENV ?= .env
+STACK_PROCESSES = $(shell grep -oE '^[a-z_]+' Procfile | grep -vxE 'release|dashboard')
+stack: $(STAMP)
+	test -f $(STACK_ENV) || cp .env.example $(STACK_ENV)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi db upgrade
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi demo
+	PATH="$(abspath $(BIN)):$$PATH" exec $(BIN)/honcho --env $(STACK_ENV) start $(STACK_PROCESSES)

@@ -42,6 +42,8 @@ ERROR_TEXT = {
                           "last 24 hours.",
     "idempotency_in_use": "`idempotency_key_in_use`: a request with this Idempotency-Key is still running "
                           "(or, on a replay, the secret it issued has been replaced since).",
+    "characters": "`validation_error`: a query parameter, path segment or header holds a NUL byte or a lone "
+                  "surrogate.",
     "body": "The body failed validation on this route: `validation_error`, `invalid_webhook_url`, "
             "`unknown_event_type`, `webhook_endpoint_limit`.",
 }
@@ -121,6 +123,10 @@ def register(spec) -> None:
     spec.components.security_scheme("bearerAuth", {
         "type": "http", "scheme": "bearer", "bearerFormat": "sk_live_ + 40 hex",
         "description": "A store's API key. Keys are shown once and stored only as digests."})
+    spec.components.security_scheme("webhookSignature", {
+        "type": "apiKey", "in": "header", "name": "X-Tender-Signature",
+        "description": "Not a key: Tender signs each delivery with the endpoint's secret, "
+                       "`v1=<hex HMAC-SHA256(secret, \"{X-Tender-Timestamp}.{raw body}\")>`; the receiver verifies it."})
     spec.components.schema("Error", _STANDARD_ERROR)
     spec.components.schema("LegacyError", _LEGACY_ERROR)
     for name, header in _HEADERS.items():

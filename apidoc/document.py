@@ -4,7 +4,9 @@ renders only 3.0; webhooks therefore go under `x-webhooks`, shaped like 3.1's `w
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
@@ -36,8 +38,8 @@ def openapi_path(rule: str) -> str:
 def build(app, *, server_url: str) -> dict:
     plugin = _marshmallow_plugin()
     spec = APISpec(title="Tender merchant payment API", version=API_VERSION, openapi_version="3.0.3",
-                   plugins=[plugin], info={"description": components.DESCRIPTION},
-                   servers=[{"url": server_url}])
+                   plugins=[plugin], info={"description": components.DESCRIPTION, "license": _license(server_url)},
+                   servers=[{"url": _server(server_url)}])
     components.register(spec)
     paths: dict[str, dict] = {}
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
@@ -56,12 +58,39 @@ def build(app, *, server_url: str) -> dict:
     return document
 
 
+def _server(public_base_url: str) -> str:
+    """The public address; a loopback default (a laptop's `make run`) is written as `/`, which
+    names the server the document was fetched from, so the document stays right from any host."""
+    host = urlsplit(public_base_url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost") or _is_loopback(host):
+        return "/"
+    return public_base_url
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _license(server_url: str) -> dict:
+    """Tender carries no open-source licence: the API is used on the terms of whoever serves it,
+    whose docs page is the place to state them."""
+    return {"name": "Proprietary", "url": f"{server_url}/docs"}
+
+
 def _require_response_fields(document) -> None:
     """Responses dump every declared field (null when empty), so each one is required there;
-    request shapes keep the `required` their schemas declare."""
+    request shapes keep the `required` their schemas declare, and lose `default: null`, which only
+    says "absent" and which generators read as "always sent"."""
     request_shapes = {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None}
     for name, schema in document["components"]["schemas"].items():
-        if name not in request_shapes and "properties" in schema and "required" not in schema:
+        if name in request_shapes:
+            for field_schema in schema.get("properties", {}).values():
+                if "default" in field_schema and field_schema["default"] is None:
+                    del field_schema["default"]
+        elif "properties" in schema and "required" not in schema:
             schema["required"] = list(schema["properties"])
 
 
@@ -110,6 +139,8 @@ def _parameters(plugin, rule, op) -> list:
         for parameter in plugin.converter.schema2parameters(op.query, location="query"):
             # An absent query parameter is the "no filter" the schema's None default stands for.
             parameter["schema"].pop("nullable", None)
+            if "enum" in parameter["schema"]:
+                parameter["schema"]["enum"] = [value for value in parameter["schema"]["enum"] if value is not None]
             if parameter["schema"].get("default", 0) is None:
                 del parameter["schema"]["default"]
             if parameter["name"] in ("starting_after", "ending_before") and isinstance(op.response, Page):
@@ -142,8 +173,10 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
         errors[429] = [components.ERROR_TEXT[429]]
     if rule.arguments:
         errors[404] = [components.ERROR_TEXT[404]]
-    # Every route: a NUL byte or unpaired surrogate in a header, path segment or query is a 400.
-    errors[400] = [components.ERROR_TEXT[400]]
+    if op.query is not None or op.body is not None:
+        errors[400] = [components.ERROR_TEXT[400]]
+    else:   # every route refuses NUL bytes and lone surrogates in its query string, path and headers
+        errors[400] = [components.ERROR_TEXT["characters"]]
     if op.body is not None:
         body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
         errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")
@@ -217,13 +250,20 @@ def _webhooks(spec) -> dict:
     """What a receiver gets: one POST per event type, the Event body, the X-Tender-* headers."""
     event = _ref(spec, EventSchema)
     return {event_type: {"post": {
+        "operationId": webhook_operation_id(event_type),
         "summary": f"{event_type} delivered to your endpoint",
         "tags": ["Webhooks"],
+        "security": [{"webhookSignature": []}],
         "parameters": [{"$ref": f"#/components/parameters/{name}"} for name in components.WEBHOOK_HEADERS],
         "requestBody": {"required": True, "content": {"application/json": {"schema": event}}},
         "responses": {"2XX": {"description": "Received; any other answer (or none in 10 s) is retried."},
                       "410": {"description": "Gone: the endpoint is disabled at once."}},
     }} for event_type in EVENT_TYPES}
+
+
+def webhook_operation_id(event_type: str) -> str:
+    """`invoice.paid` -> `on_invoice_paid`: what a generated receiver names its handler."""
+    return "on_" + event_type.replace(".", "_")
 
 
 def _marshmallow_plugin() -> MarshmallowPlugin:

@@ -1,4 +1,4 @@
-"""Every failure becomes JSON here, in the standard shape or, where the spec says, the legacy one."""
+"""Every failure becomes JSON here, in the standard shape or, where docs/api.md#errors says, the legacy one."""
 from __future__ import annotations
 
 import logging
@@ -39,7 +39,7 @@ TYPE_BY_STATUS = {
 
 
 def legacy_errors(*statuses):
-    """Answer these statuses in the legacy `{error, code, details}` shape (the spec's create invoice
+    """Answer these statuses in the legacy `{error, code, details}` shape (create invoice
     and integration routes). 401 always stays standard."""
     def decorator(view):
         @wraps(view)

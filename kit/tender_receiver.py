@@ -1,7 +1,7 @@
 """Receive Tender webhook deliveries on a storefront: verify them, and run each event's action once.
 
 Standard library only: copy this one file into a plugin, a worker or a test. The rules it applies
-are the spec's receiver rules 4-6 (docs/integrations/woocommerce.md walks through all six):
+are receiver rules 4-6 (docs/integrations/woocommerce.md walks through all six):
 
     receiver = Receiver(secret=WEBHOOK_SECRET, integration_id="int_…", on_event=handle,
                         seen=SQLiteSeenStore("/var/lib/shop/tender-events.db"))

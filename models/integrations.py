@@ -11,7 +11,7 @@ class Integration(BaseModel):
     Reconnecting the same site reuses the row (its ids stay); another site after a disconnect is a
     new row, so order ids of two different shops never meet (docs/decisions.md)."""
 
-    id = pw.UUIDField(primary_key=True)                          # integration_id (the spec's uuid)
+    id = pw.UUIDField(primary_key=True)                          # integration_id (a UUID in the API)
     public_id = pw.CharField(max_length=40, unique=True)         # int_…: X-Tender-Integration-Id
     installation_id = pw.CharField(max_length=40, unique=True)   # inst_…
     store = pw.ForeignKeyField(Store, backref="integrations", on_delete="CASCADE", index=False)

@@ -46,7 +46,7 @@ class IntegrationConnectionSchema(Schema):
 
     @post_dump
     def _warn_without_payout(self, data, **kwargs):
-        # The spec's one optional field: present only while no payout wallet is set.
+        # The one optional field: present only while no payout wallet is set.
         if not data["payout_configured"]:
             data["warning"] = PAYOUT_WARNING
         return data

@@ -1,5 +1,5 @@
 """Hard deadlines for network work that a remote party could otherwise stretch for ever
-(docs/webhooks.md#delivery).
+(docs/webhooks.md#what-a-delivery-looks-like).
 
 A socket timeout bounds each read, not an exchange: a receiver that trickles one byte a second
 keeps `requests` waiting indefinitely. A `Deadline` covers a whole exchange instead: sockets

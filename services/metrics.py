@@ -1,4 +1,4 @@
-"""Service-wide metrics kept in Redis, rendered as Prometheus text by GET /metrics.
+"""Service-wide metrics kept in Redis, exposed through prometheus_client by GET /metrics.
 
 Web and worker processes run on any number of machines and workers serve no HTTP, so each
 process adds to shared counters (HINCRBY) instead of exposing its own; any web process can then
@@ -68,8 +68,13 @@ def _timing(name: str, labels: tuple, seconds: float) -> list:
             ("hincrby", PREFIX + name + ":count", _field(*labels), 1)]
 
 
+# Label values come from closed sets only, so no client can add series: a method outside this
+# set is `other`, a path no URL rule matches is the route `unmatched` (blueprints/request_log.py).
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
-    labels = (method, route, status)
+    labels = (method if method in KNOWN_METHODS else "other", route, status)
     _record([("hincrby", PREFIX + "requests", _field(*labels), 1)] + _timing("request_seconds", labels, seconds))
 
 
@@ -103,46 +108,58 @@ _HISTOGRAMS = {
 }
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _labels(names, values, extra=()) -> str:
-    pairs = list(zip(names, values)) + list(extra)
-    return "{" + ",".join(f'{name}="{_escape(str(value))}"' for name, value in pairs) + "}"
-
-
 def _hash(connection, name) -> dict:
     return {key.decode(): value.decode() for key, value in connection.hgetall(PREFIX + name).items()}
 
 
-def _render_histogram(lines, connection, name, family, help_text, names) -> None:
-    lines += [f"# HELP {family} {help_text}", f"# TYPE {family} histogram"]
-    buckets, sums, counts = (_hash(connection, f"{name}:{part}") for part in ("bucket", "sum", "count"))
-    for key, total in sorted(counts.items()):
-        values = key.split(_SEPARATOR)
-        cumulative = 0
-        for bound in BUCKETS + ("+Inf",):
-            cumulative += int(buckets.get(_field(*values, bound), 0))
-            lines.append(f"{family}_bucket{_labels(names, values, [('le', bound)])} {cumulative}")
-        lines.append(f"{family}_sum{_labels(names, values)} {float(sums.get(key, 0))}")
-        lines.append(f"{family}_count{_labels(names, values)} {total}")
+class RedisCollector:
+    """A prometheus_client collector over the Redis aggregation: every scrape reads the whole
+    service's counters, whichever process records them. prometheus_client is imported on the first
+    scrape, not at start-up: only operators' scrapes need it, and every process would pay for it."""
+
+    def __init__(self, connection, queue_depths: dict):
+        self.connection = connection
+        self.queue_depths = queue_depths
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        depths = GaugeMetricFamily("tender_queue_jobs", "Jobs in each RQ queue and registry.",
+                                   labels=("queue", "state"))
+        for (queue, state), depth in sorted(self.queue_depths.items()):
+            depths.add_metric((queue, state), depth)
+        yield depths
+        for name, (family, help_text, names) in _COUNTERS.items():
+            counter = CounterMetricFamily(family, help_text, labels=names)
+            for key, value in sorted(_hash(self.connection, name).items()):
+                counter.add_metric(key.split(_SEPARATOR), float(value))
+            yield counter
+        for name, (family, help_text, names) in _HISTOGRAMS.items():
+            yield self._histogram(name, family, help_text, names)
+
+    def _histogram(self, name, family, help_text, names):
+        from prometheus_client.core import HistogramMetricFamily
+
+        histogram = HistogramMetricFamily(family, help_text, labels=names)
+        buckets, sums, counts = (_hash(self.connection, f"{name}:{part}") for part in ("bucket", "sum", "count"))
+        for key in sorted(counts):
+            values = key.split(_SEPARATOR)
+            cumulative, points = 0, []
+            for bound in BUCKETS + ("+Inf",):
+                cumulative += int(buckets.get(_field(*values, bound), 0))
+                points.append((str(bound), cumulative))
+            histogram.add_metric(values, points, float(sums.get(key, 0)))
+        return histogram
 
 
 def render(queue_depths: dict) -> str:
     """Prometheus text exposition of everything recorded, plus the queue depths given."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
     flush()
-    connection = queues.redis()
-    lines = ["# HELP tender_queue_jobs Jobs in each RQ queue and registry.", "# TYPE tender_queue_jobs gauge"]
-    for (queue, state), depth in sorted(queue_depths.items()):
-        lines.append(f"tender_queue_jobs{_labels(('queue', 'state'), (queue, state))} {depth}")
-    for name, (family, help_text, names) in _COUNTERS.items():
-        lines += [f"# HELP {family} {help_text}", f"# TYPE {family} counter"]
-        for key, value in sorted(_hash(connection, name).items()):
-            lines.append(f"{family}{_labels(names, key.split(_SEPARATOR))} {value}")
-    for name, (family, help_text, names) in _HISTOGRAMS.items():
-        _render_histogram(lines, connection, name, family, help_text, names)
-    return "\n".join(lines) + "\n"
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RedisCollector(queues.redis(), queue_depths))
+    return generate_latest(registry).decode()
 
 
 def queue_depths() -> dict:

@@ -26,8 +26,10 @@ def format_fiat(value: Decimal | None) -> str | None:
 
 
 def format_crypto(value: Decimal | None) -> str | None:
-    """Crypto amounts: as many decimals as needed, never an exponent ("0.00012", "3")."""
+    """Crypto amounts: exact, never rounded and never an exponent, with at least the two decimals of
+    fiat amounts ("25.00", "25.125", "0.00012"), so a settlement reads like the invoice it pays
+    (docs/api.md#money-strings-and-sizes)."""
     if value is None:
         return None
-    text = format(Decimal(value).normalize(), "f")
-    return text
+    exact = Decimal(value).normalize()
+    return format(exact if exact.as_tuple().exponent < -1 else exact.quantize(_CENT), "f")

@@ -12,7 +12,7 @@ TYPE_BY_STATUS = {
 REQUEST_ID = re.compile(r"^req_[0-9a-f]{32}$")
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
-# The spec's resources, every field always present (docs/api.md#money-strings-and-sizes).
+# The API's resources, every field always present (docs/api.md#money-strings-and-sizes).
 INVOICE_FIELDS = {
     "id", "external_order_id", "status", "amount", "currency", "order_amount", "order_currency",
     "paid_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",

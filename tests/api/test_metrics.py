@@ -31,11 +31,11 @@ def test_requests_and_invoice_moves_are_counted_with_latency_histograms(client, 
     assert metrics['tender_http_requests_total{method="POST",route="/v1/invoices",status="201"}'] == 1
     assert metrics['tender_http_requests_total{method="GET",route="/v1/invoices/<invoice_id>",status="404"}'] == 1
     assert metrics['tender_http_requests_total{method="GET",route="unmatched",status="404"}'] == 1
-    assert metrics['tender_invoice_moves_total{trigger="create",status="pending"}'] == 1
-    assert metrics['tender_invoice_moves_total{trigger="cancel",status="cancelled"}'] == 1
+    assert metrics['tender_invoice_moves_total{status="pending",trigger="create"}'] == 1
+    assert metrics['tender_invoice_moves_total{status="cancelled",trigger="cancel"}'] == 1
     labels = 'method="POST",route="/v1/invoices",status="201"'
     buckets = [value for key, value in metrics.items()
-               if key.startswith("tender_http_request_duration_seconds_bucket{" + labels)]
+               if key.startswith("tender_http_request_duration_seconds_bucket{") and key.endswith("," + labels + "}")]
     assert buckets == sorted(buckets) and buckets[-1] == 1          # cumulative, ending at the count
     assert metrics["tender_http_request_duration_seconds_count{" + labels + "}"] == 1
     assert metrics["tender_http_request_duration_seconds_sum{" + labels + "}"] > 0
@@ -46,3 +46,29 @@ def test_queue_depths_are_reported_for_every_queue(client, operator_app):
     for queue in ("webhooks", "chain", "settlement", "maintenance"):
         for state in ("queued", "started", "failed", "scheduled", "deferred"):
             assert f'tender_queue_jobs{{queue="{queue}",state="{state}"}}' in metrics
+
+
+def test_client_input_never_becomes_a_label(client, auth, operator_app):
+    """Methods outside the known set are `other`, unmatched paths one `unmatched` route: series
+    stay a closed set whatever clients send."""
+    before = scrape(client)
+    for method in ("FOO", "BAR", "X" * 200):
+        client.open("/v1/invoices", method=method, headers=auth)
+        client.open("/v1/no/such/" + method, method=method, headers=auth)
+    after = scrape(client)
+
+    new_series = [key for key in after if key not in before and key.startswith("tender_http_requests_total")
+                  and 'route="/metrics"' not in key]
+    assert new_series and all('method="other"' in key for key in new_series)
+    assert not any("FOO" in key or "BAR" in key or "XXX" in key or "/no/such" in key for key in after)
+    assert len({key.split(",status=")[0] for key in new_series}) <= 2     # (other, /v1/invoices) and (other, unmatched)
+
+
+def test_exposition_families_are_typed(client, operator_app):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = client.get("/metrics", headers=OPERATOR).get_data(as_text=True)
+    types = {family.name: family.type for family in text_string_to_metric_families(text)}
+    assert types["tender_queue_jobs"] == "gauge"
+    assert types["tender_http_requests"] == "counter"
+    assert types["tender_http_request_duration_seconds"] == "histogram"

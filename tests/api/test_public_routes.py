@@ -43,7 +43,7 @@ def test_committed_quote_issues_a_deposit_address_once(client, invoice, auth):
     assert first.status_code == 200, first.json
     view = first.json["invoice"]
     assert view["status"] == "awaiting_payment" and view["deposit_address"].startswith("G")
-    assert view["deposit_memo"] and view["amount_due"] == "100.5"
+    assert view["deposit_memo"] and view["amount_due"] == "100.50"
     again = client.post(f"/v1/public/invoices/{invoice.public_id}/quote", json=body)
     assert again.json["invoice"]["deposit_address"] == view["deposit_address"] and again.json["quote"] is None
     status = client.get(f"/v1/invoices/{invoice.public_id}/status", headers=auth).json

@@ -71,7 +71,7 @@ def test_transactions_show_in_routes_and_by_hash(client, auth):
     listed = client.get(f"/v1/invoices/{invoice_id}/transactions", headers=auth).json["data"]
     assert {t["type"] for t in listed} == {"payment_origin", "settlement"}
     settlement = next(t for t in listed if t["type"] == "settlement")
-    assert settlement["to_wallet"] == "merchant.near" and settlement["amount"] == "10"
+    assert settlement["to_wallet"] == "merchant.near" and settlement["amount"] == "10.00"
     found = client.get(f"/v1/transactions/by-hash/{settlement['transaction_hash']}", headers=auth)
     assert found.status_code == 200 and found.json["id"] == settlement["id"]
 

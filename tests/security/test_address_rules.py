@@ -1,4 +1,4 @@
-"""Where webhooks and legacy callbacks may go (docs/webhooks.md#endpoints): one table of addresses,
+"""Where webhooks and legacy callbacks may go (docs/webhooks.md#endpoints-scopes-webhooksread-webhookswrite): one table of addresses,
 and name resolution on the request path bounded to 2 s."""
 from __future__ import annotations
 

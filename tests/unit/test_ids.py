@@ -1,4 +1,4 @@
-"""services/ids.py: public ids are prefix + 32 lowercase hex (docs/api.md#identifiers-and-secrets); the spec's id pattern."""
+"""services/ids.py: public ids are prefix + 32 lowercase hex (docs/api.md#identifiers-and-secrets); the API's id pattern."""
 import re
 import uuid
 

@@ -55,8 +55,9 @@ def test_fiat_is_written_with_exactly_two_decimals(value, text):
 
 
 @pytest.mark.parametrize("value, text", [
-    (Decimal("0.000120"), "0.00012"), (Decimal("3"), "3"), (Decimal("1E+2"), "100"),
-    (Decimal("1E-18"), "0.000000000000000001"), (Decimal("10.500000000000000000"), "10.5"), (None, None),
+    (Decimal("0.000120"), "0.00012"), (Decimal("3"), "3.00"), (Decimal("1E+2"), "100.00"),
+    (Decimal("1E-18"), "0.000000000000000001"), (Decimal("10.500000000000000000"), "10.50"),
+    (Decimal("25.125000"), "25.125"), (None, None),
 ])
-def test_crypto_is_written_exactly_without_exponent(value, text):
+def test_crypto_is_written_exactly_without_exponent_and_with_at_least_two_decimals(value, text):
     assert money.format_crypto(value) == text

@@ -1,4 +1,4 @@
-"""A receiver that trickles bytes is cut off at the attempt's hard deadline (docs/webhooks.md#delivery)."""
+"""A receiver that trickles bytes is cut off at the attempt's hard deadline (docs/webhooks.md#what-a-delivery-looks-like)."""
 import dataclasses
 import socket
 import threading

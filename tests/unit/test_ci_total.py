@@ -1,0 +1,24 @@
+"""scripts/ci_total.py: the closing line of .ci/run totals every suite."""
+import subprocess
+import sys
+
+from scripts.ci_total import totals
+from tests.support.node_tools import ROOT
+
+EMBEDDED = '<testsuites><testsuite tests="10" failures="1" errors="1" skipped="3"/></testsuites>'
+POSTGRESQL = '<testsuite tests="5" failures="0" errors="0" skipped="0"/>'
+
+
+def test_totals_add_every_pytest_report_and_every_other_suite(tmp_path):
+    (tmp_path / "embedded.xml").write_text(EMBEDDED)
+    (tmp_path / "postgresql.xml").write_text(POSTGRESQL)
+    (tmp_path / "fuzz.rc").write_text("1\n")
+    assert totals(tmp_path) == (5 + 5, 2 + 1, 3)
+
+
+def test_the_line_is_the_plain_one_ci_tools_read(tmp_path):
+    (tmp_path / "postgresql.xml").write_text(POSTGRESQL)
+    (tmp_path / "fuzz.rc").write_text("0\n")
+    out = subprocess.run([sys.executable, "scripts/ci_total.py", str(tmp_path)], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "ci: 6 passed, 0 failed, 0 skipped\n"
