@@ -19,8 +19,13 @@ run: $(STAMP)
 	$(BIN)/flask --app wsgi demo
 	WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 exec $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
 
+# axe-core for the browser tests' accessibility checks (package.json); npm ci only when the lock changes.
+NODE_STAMP := node_modules/.package-lock.json
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
 # The test suite: embedded default, or real PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL.
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The contract checked from outside: schemathesis against gunicorn on an ephemeral local port

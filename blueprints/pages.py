@@ -13,9 +13,10 @@ from flask import Blueprint, Response, render_template, request
 
 from blueprints.context import settings
 from blueprints.rate_limits import limit_page_request
+from providers.sandbox import OUTCOMES
 from schemas.payment_links import PaymentLinkPublicSchema
 from schemas.payments import PublicInvoiceSchema
-from services import invoices, networks, payment_links, qr_codes
+from services import buyer_payments, invoices, networks, payment_links, qr_codes
 from services.clock import isoformat, utcnow
 from services.errors import NotFound
 
@@ -55,9 +56,9 @@ def checkout_page(invoice_id):
         invoice = invoices.get_public(invoice_id)
     except NotFound:
         return _not_found("invoice")
-    return _render("checkout.html", invoice=PublicInvoiceSchema().dump(invoice),
-                   sandbox=settings().swap_provider == "sandbox", networks=networks.page_rules(),
-                   now=isoformat(utcnow()))
+    return _render("checkout.html", invoice=PublicInvoiceSchema().dump(buyer_payments.with_payment_details(invoice)),
+                   sandbox=settings().swap_provider == "sandbox", sandbox_outcomes=OUTCOMES,
+                   networks=networks.page_rules(), now=isoformat(utcnow()))
 
 
 @bp.get("/checkout/<invoice_id>/qr.svg")

@@ -7,7 +7,7 @@ from blueprints.requests import load_body
 from blueprints.test_helpers import sandbox_only
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
     QuoteSchema
-from services import invoices, nudges, quotes, test_helpers
+from services import buyer_payments, invoices, nudges, quotes, test_helpers
 from services.clock import utcnow
 from services.errors import DomainError, validation_error
 
@@ -15,7 +15,8 @@ bp = Blueprint("public", __name__, url_prefix="/v1/public")
 
 
 def _invoice_view(invoice):
-    return {**PublicInvoiceSchema().dump(invoice), "sandbox": settings().swap_provider == "sandbox"}
+    return {**PublicInvoiceSchema().dump(buyer_payments.with_payment_details(invoice)),
+            "sandbox": settings().swap_provider == "sandbox"}
 
 
 @bp.get("/assets")

@@ -45,8 +45,20 @@ class AssetSchema(Schema):
     needs_memo = fields.Boolean()
 
 
+class BuyerRefundSchema(Schema):
+    """Where a refund went: the buyer's own refund address, in the asset the buyer sent."""
+
+    amount = AmountString(fiat=False)
+    asset = fields.String()
+    address = fields.String(allow_none=True)
+    transaction_hash = fields.String(allow_none=True)
+
+
 class PublicInvoiceSchema(Schema):
-    """What a buyer may see: no metadata, no merchant ids, no order references."""
+    """What a buyer may see: no metadata, no merchant ids, no order references.
+
+    `amount_received`, `amount_remaining` and `refund` are filled by
+    `services.buyer_payments.with_payment_details` (omitted when it was not called)."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
     status = fields.String()
@@ -58,6 +70,10 @@ class PublicInvoiceSchema(Schema):
     amount_due = AmountString(fiat=False, allow_none=True)                      # origin-asset units to send
     deposit_address = fields.String(allow_none=True)
     deposit_memo = fields.String(allow_none=True)
+    refund_to = fields.String(allow_none=True)                                    # the buyer's own address
+    amount_received = AmountString(fiat=False, allow_none=True)                 # origin-asset units seen
+    amount_remaining = AmountString(fiat=False, allow_none=True)                # what an underpaid one lacks
+    refund = fields.Nested(BuyerRefundSchema, allow_none=True)
     paid_amount = AmountString(allow_none=True)
     paid_at = UtcDateTime(allow_none=True)
     expires_at = UtcDateTime()

@@ -9,8 +9,26 @@ var Tender = (function () {
     fields(name).forEach(function (el) { el.textContent = text == null ? "" : text; });
   }
 
-  function showError(name, message) {
-    fields(name).forEach(function (el) { el.textContent = message || ""; el.hidden = !message; });
+  // A message in the error box `name` (hidden when there is none); with `retry`, a "Try again"
+  // button after it that clears the message and calls retry(): no failed call leaves a blank.
+  function showError(name, message, retry) {
+    fields(name).forEach(function (el) {
+      el.textContent = message || "";
+      el.hidden = !message;
+      if (!message || !retry) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "retry";
+      button.textContent = "Try again";
+      button.addEventListener("click", function () { showError(name, null); retry(); });
+      el.appendChild(document.createTextNode(" "));
+      el.appendChild(button);
+    });
+  }
+
+  // Worth repeating as it is: the connection, a busy server, or a moment's outage.
+  function transient(result) {
+    return !result.ok && (result.status === 0 || result.status === 429 || result.status >= 500);
   }
 
   // Every call answers {ok, status, data} or {ok: false, status, error: {code, message, param}}.
@@ -24,7 +42,7 @@ var Tender = (function () {
     try {
       response = await fetch(path, options);
     } catch (e) {
-      return { ok: false, status: 0, error: { message: "Network problem: check your connection and try again." } };
+      return { ok: false, status: 0, error: { message: "Network problem: check your connection." } };
     }
     var data = null;
     try { data = await response.json(); } catch (e) { data = null; }
@@ -33,7 +51,10 @@ var Tender = (function () {
     if (!error || typeof error !== "object") {
       error = { message: (typeof error === "string" && error) || "Something went wrong (" + response.status + ")." };
     }
+    // Short human words for what the buyer cannot fix; a 4xx keeps the server's own message.
     if (response.status === 429) error.message = "Too many attempts; please wait a moment and try again.";
+    else if (response.status === 503) error.message = "Payments are briefly unavailable; please try again in a moment.";
+    else if (response.status >= 500) error.message = "Something went wrong on our side; please try again.";
     return { ok: false, status: response.status, error: error,
              retryAfter: Number(response.headers.get("Retry-After")) || 0 };
   }
@@ -46,22 +67,29 @@ var Tender = (function () {
     return asset.symbol + " on " + networkLabel(networks, asset.network);
   }
 
-  // Fills a <select> from GET /v1/public/assets; resolves to {code: asset}.
-  async function loadAssets(select, networks) {
-    var result = await api("GET", "/v1/public/assets");
-    var byCode = {};
-    select.textContent = "";
-    if (!result.ok) {
-      select.appendChild(new Option("Assets unavailable; reload to retry", ""));
-      return byCode;
-    }
-    select.appendChild(new Option("Choose an asset…", ""));
-    result.data.data.forEach(function (asset) {
-      byCode[asset.code] = asset;
-      select.appendChild(new Option(assetLabel(asset, networks), asset.code));
+  // Fills a <select> from GET /v1/public/assets; resolves to {code: asset} once loaded. A failure
+  // shows its message in the "assets-error" box with a "Try again" that asks once more.
+  function loadAssets(select, networks) {
+    return new Promise(function (resolve) {
+      async function attempt() {
+        var result = await api("GET", "/v1/public/assets");
+        var byCode = {};
+        select.textContent = "";
+        if (!result.ok) {
+          select.appendChild(new Option("Assets unavailable", ""));
+          showError("assets-error", "We could not load the assets you can pay with. " + result.error.message, attempt);
+          return;
+        }
+        select.appendChild(new Option("Choose an asset…", ""));
+        result.data.data.forEach(function (asset) {
+          byCode[asset.code] = asset;
+          select.appendChild(new Option(assetLabel(asset, networks), asset.code));
+        });
+        select.disabled = false;
+        resolve(byCode);
+      }
+      attempt();
     });
-    select.disabled = false;
-    return byCode;
   }
 
   // A typo guard only: the provider decides what it accepts.
@@ -85,6 +113,6 @@ var Tender = (function () {
     }
   }
 
-  return { fields: fields, setText: setText, showError: showError, api: api, assetLabel: assetLabel,
+  return { fields: fields, setText: setText, showError: showError, transient: transient, api: api, assetLabel: assetLabel,
            networkLabel: networkLabel, loadAssets: loadAssets, addressProblem: addressProblem, busy: busy };
 })();

@@ -73,7 +73,8 @@
       Tender.showError("amount-error", result.error.message);
       if (amountInput) { amountInput.setAttribute("aria-invalid", "true"); amountInput.focus(); }
     } else {
-      Tender.showError("pay-error", result.error.message);
+      Tender.showError("pay-error", result.error.message,
+                       Tender.transient(result) ? function () { form.requestSubmit(); } : null);
     }
   });
 })();

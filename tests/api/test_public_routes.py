@@ -69,3 +69,36 @@ def test_no_quote_for_an_invoice_past_its_expiry(client, store):
     assert response.status_code == 400 and response.json["error"]["code"] == "invoice_not_payable"
     assert client.post(f"/v1/public/invoices/{late.public_id}/quote", data="{oops",
                        content_type="application/json").json["error"]["code"] == "invalid_json"
+
+
+def test_buyer_view_tells_what_arrived_what_is_missing_and_where_a_refund_went(client, auth, invoice):
+    from tests.payflow import poll_until_quiet
+
+    url = f"/v1/public/invoices/{invoice.public_id}"
+    client.post(f"{url}/quote", json={"origin_asset": "usdc.eth", "refund_to": "0x" + "ab" * 20, "dry": False})
+    before = client.get(url).json
+    assert (before["amount_received"], before["amount_remaining"], before["refund"]) == (None, None, None)
+    assert before["refund_to"] == "0x" + "ab" * 20               # the buyer's own address, shown back
+
+    client.post(f"/v1/test_helpers/invoices/{invoice.public_id}/pay", json={"outcome": "underpaid"}, headers=auth)
+    poll_until_quiet("chain")
+    underpaid = client.get(url).json
+    assert underpaid["status"] == "underpaid" and underpaid["amount_due"] == "10.05"
+    assert (underpaid["amount_received"], underpaid["amount_remaining"]) == ("5.025", "5.025")
+    assert underpaid["refund"] is None
+
+
+def test_buyer_view_of_a_refund(client, auth, invoice):
+    from tests.payflow import poll_until_quiet
+
+    url = f"/v1/public/invoices/{invoice.public_id}"
+    client.post(f"{url}/quote", json={"origin_asset": "usdc.eth", "refund_to": "0x" + "cd" * 20, "dry": False})
+    client.post(f"/v1/test_helpers/invoices/{invoice.public_id}/pay", json={"outcome": "refunded"}, headers=auth)
+    poll_until_quiet("chain")
+    poll_until_quiet("settlement")
+    view = client.get(url).json
+    refund_hash = next(t["transaction_hash"] for t in client.get(
+        f"/v1/invoices/{invoice.public_id}/transactions", headers=auth).json["data"] if t["type"] == "refund")
+    assert view["status"] == "refunded" and view["amount_remaining"] is None
+    assert view["refund"] == {"amount": "10.05", "asset": "usdc.eth", "address": "0x" + "cd" * 20,
+                              "transaction_hash": refund_hash}

@@ -35,6 +35,13 @@ PHONE = {"width": 390, "height": 844}
 # so an ordinary test run leaves the tracked files alone.
 SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") == "docs"
                else Path(tempfile.gettempdir()) / "tender-screenshots")
+# axe-core from npm (package.json; `make test` runs `npm ci`): nothing is downloaded at run time.
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_FAILS = ("serious", "critical")
+# What a keyboard can reach: visible, enabled controls that are in the tab order.
+CONTROLS_JS = """() => [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')]
+  .filter(el => el.tabIndex >= 0 && !el.disabled && el.offsetParent !== null)
+  .map(el => el.id || el.getAttribute('aria-label') || el.textContent.trim())"""
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)", allow_module_level=True)
@@ -169,6 +176,34 @@ class Pages:
         # too; script errors and CSP violations ("Refused to …") are what must never happen.
         if message.type == "error" and not message.text.startswith("Failed to load resource"):
             self.console_errors.append(message.text)
+
+    @staticmethod
+    def assert_accessible(page, state: str) -> None:
+        """axe-core on the page as it is now: no serious or critical violation (colour contrast AA,
+        names, labels, ARIA). Run in the page through the DevTools protocol, which the page's CSP allows."""
+        if not AXE.exists():
+            pytest.fail(f"{AXE.relative_to(ROOT)} is missing: run `npm ci` (`make test` does)")
+        if not page.evaluate("typeof axe !== 'undefined'"):
+            page.evaluate(AXE.read_text())
+        results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        failures = [(v["id"], v["impact"], [node["target"] for node in v["nodes"]][:3])
+                    for v in results["violations"] if v["impact"] in AXE_FAILS]
+        assert not failures, f"axe-core on {state}: {failures}"
+
+    @staticmethod
+    def assert_keyboard_reachable(page, state: str) -> list[str]:
+        """Tab from the top reaches every visible control, in order; returns the order."""
+        controls = page.evaluate(CONTROLS_JS)
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        reached = []
+        for _ in range(len(controls) + 2):
+            page.keyboard.press("Tab")
+            reached.append(page.evaluate(
+                "(el => el === document.body ? null : el.id || el.getAttribute('aria-label') || el.textContent.trim())"
+                "(document.activeElement)"))
+        missing = [control for control in controls if control not in reached]
+        assert not missing, f"{state}: not reachable with Tab: {missing} (reached {reached})"
+        return reached
 
     @staticmethod
     def screenshot(page, name: str) -> None:

@@ -7,7 +7,7 @@ import re
 import requests
 from playwright.sync_api import expect
 
-from tests.browser.conftest import PHONE, wait_for
+from tests.browser.conftest import DESKTOP, PHONE, wait_for
 
 EVM_ADDRESS = "0x" + "3f" * 20
 TIMEOUT_MS = 20_000
@@ -44,21 +44,30 @@ def test_checkout_from_api_invoice_to_paid_and_back_to_the_shop(server, pages):
     expect(page.locator(".store")).to_have_text("Lumen Coffee")
     expect(page.locator(".amount")).to_contain_text("25.00")
     expect(page.locator("[data-field=countdown]")).to_have_text(re.compile(r"^(59|60):\d\d$"))
+    # The way back while the checkout is open: it leaves the invoice as it is (it simply expires).
+    expect(page.locator("#cancel-link")).to_have_text("Cancel and return to the shop")
+    expect(page.locator("#cancel-link")).to_have_attribute("href", return_url)
+    pages.assert_accessible(page, "checkout, choosing an asset")
 
     page.select_option("#asset", "usdc.eth")
     expect(page.locator("[data-field=estimate]")).to_contain_text("You will send about 25.125 USDC")
+    pages.assert_accessible(page, "checkout with a price estimate")
     page.fill("#refund-to", "not-an-address")
     page.click("#choose-submit")
     expect(page.locator("[data-field=choose-error]")).to_have_text("That does not look like an address on Ethereum.")
+    pages.assert_accessible(page, "checkout refusing a refund address")
     assert _status(server, invoice["id"]) in ("pending", "quoted")      # refused before any deposit address
 
     page.fill("#refund-to", EVM_ADDRESS)
     page.click("#choose-submit")
     address = page.locator("[data-panel=pay] [data-field=deposit_address]")
     expect(address).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"), timeout=TIMEOUT_MS)
-    expect(page.locator("[data-field=amount_due]")).to_have_text("25.125")
+    expect(page.locator("[data-panel=pay] [data-field=amount_due]")).to_have_text("25.125")
     qr = page.locator("img.qr")
     wait_for(lambda: qr.evaluate("img => img.complete && img.naturalWidth > 0"), timeout=10, what="the QR code")
+    expect(qr).to_have_attribute("alt", f"QR code of the deposit address {address.inner_text()}")   # its text
+    expect(page.locator("#cancel-link")).to_be_visible()
+    pages.assert_accessible(page, "checkout awaiting payment")
     svg = requests.get(server.base_url + qr.get_attribute("src"), timeout=5)
     assert svg.headers["Content-Type"].startswith("image/svg+xml") and "<path" in svg.text
     assert _status(server, invoice["id"]) == "awaiting_payment"
@@ -68,6 +77,7 @@ def test_checkout_from_api_invoice_to_paid_and_back_to_the_shop(server, pages):
     wait_for(lambda: phone.locator("img.qr").evaluate("img => img.complete && img.naturalWidth > 0"),
              timeout=10, what="the QR code at phone width")
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]   # nothing wider than a phone
+    pages.assert_accessible(phone, "checkout awaiting payment, phone width")
     pages.screenshot(phone, "checkout-phone")
 
     page.click("#simulate")
@@ -75,6 +85,9 @@ def test_checkout_from_api_invoice_to_paid_and_back_to_the_shop(server, pages):
     assert _status(server, invoice["id"]) == "paid"
     expect(page.locator("#return-link")).to_have_attribute("href", return_url)
     expect(page.locator("[data-field=redirect-note]")).to_be_visible()
+    expect(page.locator("#cancel-link")).to_be_hidden()
+    expect(page.locator("[data-field=announce]")).to_contain_text("Payment received")
+    pages.assert_accessible(page, "checkout paid")
     pages.screenshot(page, "checkout-paid-desktop")
     page.wait_for_url(return_url, timeout=TIMEOUT_MS)                   # the automatic return to the shop
     assert not pages.console_errors, pages.console_errors
@@ -96,6 +109,7 @@ def test_payment_link_refuses_out_of_range_amounts_then_reaches_checkout(server,
     phone = pages.open(link["public_url"], viewport=PHONE)
     expect(phone.locator("#asset")).to_be_enabled()
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    pages.assert_accessible(phone, "payment link, phone width")
     pages.screenshot(phone, "pay-phone")
 
     # Refused on the page: nothing is sent.
@@ -103,6 +117,7 @@ def test_payment_link_refuses_out_of_range_amounts_then_reaches_checkout(server,
     page.click("#pay-submit")
     amount_error = page.locator("[data-field=amount-error]")
     expect(amount_error).to_have_text("The amount must be between 5.00 and 100.00 USD.")
+    pages.assert_accessible(page, "payment link refusing an amount")
     pages.screenshot(page, "pay-desktop")
     assert server.api("GET", f"/v1/payment-links/{link['id']}/invoices").json()["data"] == []
 
@@ -117,7 +132,7 @@ def test_payment_link_refuses_out_of_range_amounts_then_reaches_checkout(server,
     page.click("#pay-submit")
     page.wait_for_url(re.compile(r"/checkout/inv_[0-9a-f]{32}$"), timeout=TIMEOUT_MS)
     expect(page.locator(".amount")).to_contain_text("20.50")
-    expect(page.locator("[data-field=deposit_address]")).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"))
+    expect(page.locator("[data-panel=pay] [data-field=deposit_address]")).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"))
     invoices = server.api("GET", f"/v1/payment-links/{link['id']}/invoices").json()["data"]
     assert [(item["amount"], item["status"]) for item in invoices] == [("20.50", "awaiting_payment")]
 
@@ -126,9 +141,11 @@ def test_payment_link_refuses_out_of_range_amounts_then_reaches_checkout(server,
     paused = pages.open(link["public_url"])
     expect(paused.get_by_role("heading", name="Not accepting payments")).to_be_visible()
     expect(paused.locator("#pay-form")).to_have_count(0)
+    pages.assert_accessible(paused, "paused payment link")
     missing = pages.open(f"{server.base_url}/pay/plpub_{'0' * 32}")
     assert missing.response.status == 404
     expect(missing.get_by_role("heading", name="Page not found")).to_be_visible()
+    pages.assert_accessible(missing, "payment link not found")
     assert not pages.console_errors, pages.console_errors
 
 
@@ -141,6 +158,8 @@ def test_expired_and_cancelled_invoices_say_so(server, pages):
     expect(page.locator("[data-panel=choose]")).to_be_hidden()
     expect(page.locator(".timer")).to_be_hidden()
     expect(page.locator("#return-link")).to_be_visible()
+    expect(page.locator("#cancel-link")).to_be_hidden()
+    pages.assert_accessible(page, "checkout expired")
     pages.screenshot(page, "checkout-expired-desktop")
     pages.screenshot(pages.open(invoice["checkout_url"], viewport=PHONE), "checkout-expired-phone")
 
@@ -148,6 +167,94 @@ def test_expired_and_cancelled_invoices_say_so(server, pages):
     assert server.api("POST", f"/v1/invoices/{cancelled['id']}/cancel").status_code == 200
     page = pages.open(cancelled["checkout_url"])
     expect(page.get_by_role("heading", name="This invoice was cancelled")).to_be_visible()
+    pages.assert_accessible(page, "checkout cancelled")
     missing = pages.open(f"{server.base_url}/checkout/inv_{'0' * 32}")
     assert missing.response.status == 404 and "text/html" in missing.response.headers["content-type"]
     assert not pages.console_errors, pages.console_errors
+
+
+def test_cancel_and_return_to_the_shop_leaves_the_invoice_to_expire(server, pages):
+    return_url = f"{server.base_url}/health"
+    invoice = _invoice(server, return_url=return_url)
+    page = pages.open(invoice["checkout_url"])
+    expect(page.locator("#asset")).to_be_enabled()
+    page.click("#cancel-link")
+    page.wait_for_url(return_url, timeout=TIMEOUT_MS)
+    assert _status(server, invoice["id"]) == "pending"          # not cancelled: it simply expires
+    # Without a return_url there is nowhere to go back to, so no such link.
+    page = pages.open(_invoice(server)["checkout_url"])
+    expect(page.locator("#asset")).to_be_enabled()
+    expect(page.locator("#cancel-link")).to_have_count(0)
+    assert not pages.console_errors, pages.console_errors
+
+
+def test_keyboard_alone_reaches_every_control_and_pays(server, pages):
+    invoice = _invoice(server, return_url=f"{server.base_url}/health")
+    page = pages.open(invoice["checkout_url"])
+    expect(page.locator("#asset")).to_be_enabled()
+    reached = pages.assert_keyboard_reachable(page, "checkout, choosing an asset")
+    assert reached.index("asset") < reached.index("refund-to") < reached.index("choose-submit")
+
+    page.focus("#asset")
+    for _ in range(12):                                          # arrow keys pick in a closed <select>
+        if page.eval_on_selector("#asset", "select => select.value") == "usdc.eth":
+            break
+        page.keyboard.press("ArrowDown")
+    expect(page.locator("[data-field=estimate]")).to_contain_text("USDC")
+    page.keyboard.press("Tab")
+    page.keyboard.type(EVM_ADDRESS)
+    page.keyboard.press("Enter")                                 # submits the form
+    expect(page.locator("[data-panel=pay] [data-field=deposit_address]")).to_have_text(
+        re.compile(r"^0x[0-9a-f]{40}$"), timeout=TIMEOUT_MS)
+    expect(page.locator("#pay-heading")).to_be_focused()        # the form is gone: focus follows
+    reached = pages.assert_keyboard_reachable(page, "checkout awaiting payment")
+    assert {"Copy the amount", "Copy the deposit address", "outcome", "simulate", "cancel-link"} <= set(reached)
+
+    page.focus("#simulate")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Payment received")).to_be_focused(timeout=TIMEOUT_MS)
+    assert not pages.console_errors, pages.console_errors
+
+
+def test_every_failed_call_says_so_and_offers_a_retry(server, pages):
+    """A dropped connection (the browser's own failure, not a mocked server) on each call the page
+    makes: a short message and "Try again", which then works."""
+    invoice = _invoice(server)
+    assets_route, status_route = "**/v1/public/assets", f"**/v1/public/invoices/{invoice['id']}"
+    quote_route = f"**/v1/public/invoices/{invoice['id']}/quote"
+    context = pages.browser.new_context(viewport=DESKTOP)
+    pages.contexts.append(context)
+    page = context.new_page()
+    for route in (assets_route, status_route):
+        page.route(route, lambda route: route.abort("internetdisconnected"))
+    page.goto(invoice["checkout_url"])
+
+    assets_error = page.locator("[data-field=assets-error]")
+    expect(assets_error).to_contain_text("We could not load the assets you can pay with.")
+    poll_error = page.locator("[data-field=poll-error]")
+    expect(poll_error).to_contain_text("We could not check the payment status.")
+    pages.assert_accessible(page, "checkout after failed calls")
+    for route in (assets_route, status_route):
+        page.unroute(route)
+    assets_error.get_by_role("button", name="Try again").click()
+    expect(page.locator("#asset")).to_be_enabled()
+    expect(assets_error).to_be_hidden()
+    poll_error.get_by_role("button", name="Try again").click()
+    expect(poll_error).to_be_hidden()
+
+    page.route(quote_route, lambda route: route.abort("internetdisconnected"))
+    page.select_option("#asset", "usdc.eth")
+    estimate_error = page.locator("[data-field=estimate-error]")
+    expect(estimate_error).to_contain_text("We could not get a price in USDC on Ethereum.")
+    expect(page.locator("[data-field=estimate]")).to_be_empty()
+    pages.assert_accessible(page, "checkout with a failed price estimate")
+    pages.screenshot(page, "checkout-estimate-failed-desktop")
+    page.unroute(quote_route)
+    estimate_error.get_by_role("button", name="Try again").click()
+    expect(page.locator("[data-field=estimate]")).to_contain_text("You will send about 25.125 USDC")
+    expect(estimate_error).to_be_hidden()
+
+    # Refused for real by the server: the merchant cancelled meanwhile, and the page says so.
+    assert server.api("POST", f"/v1/invoices/{invoice['id']}/cancel").status_code == 200
+    page.select_option("#asset", "usdc.base")
+    expect(page.get_by_role("heading", name="This invoice was cancelled")).to_be_visible(timeout=TIMEOUT_MS)
