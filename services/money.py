@@ -31,3 +31,10 @@ def format_crypto(value: Decimal | None) -> str | None:
         return None
     text = format(Decimal(value).normalize(), "f")
     return text
+
+
+def format_exact(value: Decimal | None) -> str | None:
+    """A sum of asset amounts at par with fiat: two decimals when that is exact, else every decimal."""
+    if value is None:
+        return None
+    return format_fiat(value) if value == Decimal(value).quantize(_CENT) else format_crypto(value)
