@@ -24,8 +24,9 @@ from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInv
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, EventSchema,
                               WebhookDeliveryDetailSchema, WebhookDeliverySchema, WebhookEndpointCreateSchema,
-                              WebhookEndpointDeletedSchema, WebhookEndpointSchema, WebhookEndpointUpdateSchema,
-                              WebhookEndpointWithSecretSchema)
+                              WebhookEndpointDeletedSchema, WebhookEndpointSchema, WebhookEndpointUpdatedSchema,
+                              WebhookEndpointUpdateSchema, WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema,
+                              WebhookReplaySchema)
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,19 @@ OPERATIONS = {
         "List webhook endpoints", "Webhooks", Page(WebhookEndpointSchema), query=ListQuerySchema),
     ("GET", "/v1/webhook-endpoints/<endpoint_id>"): Op("Get a webhook endpoint", "Webhooks", WebhookEndpointSchema),
     ("PATCH", "/v1/webhook-endpoints/<endpoint_id>"): Op(
-        "Update a webhook endpoint", "Webhooks", WebhookEndpointSchema, body=WebhookEndpointUpdateSchema),
+        "Update a webhook endpoint", "Webhooks", WebhookEndpointUpdatedSchema, body=WebhookEndpointUpdateSchema,
+        description="`missed_events` is null unless this request re-enabled a disabled endpoint: then it counts "
+                    "the subscribed events not received while it was failing or disabled, and gives the replay "
+                    "call that sends them."),
+    ("POST", "/v1/webhook-endpoints/<endpoint_id>/replay"): Op(
+        "Replay events to an endpoint after an outage", "Webhooks", WebhookReplaySchema, status=202,
+        body=WebhookReplayCreateSchema, headers=("IdempotencyKey",),
+        links={"ListReplayDeliveries": ("list_deliveries", {"endpoint_id": "$response.body#/endpoint_id"})},
+        errors={409: "`idempotency_key_in_use`: a request with this Idempotency-Key is still running.",
+                422: "`validation_error`: more than 10,000 events match (narrow `since`/`until` or `types`), "
+                     "`until` not after `since`, or the endpoint is disabled; `unknown_event_type` in `types`."},
+        description="A new delivery of every event the endpoint subscribes to (narrowed by `types`) created in "
+                    "[`since`, `until`), at most 10,000 a call; sent and retried like any delivery."),
     ("DELETE", "/v1/webhook-endpoints/<endpoint_id>"): Op(
         "Delete a webhook endpoint", "Webhooks", WebhookEndpointDeletedSchema),
     ("POST", "/v1/webhook-endpoints/<endpoint_id>/rotate-secret"): Op(
