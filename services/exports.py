@@ -13,7 +13,7 @@ import io
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Iterator
 
 from models.base import db, is_postgres
 from models.invoices import Invoice
@@ -28,50 +28,59 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 
 
-def _same(value):
-    return value
-
-
 @dataclass(frozen=True)
 class Column:
+    """One exported column. `kind` says how a value leaves: `plain` (as the database gives it),
+    `fiat`, `crypto`, `timestamp`, `uuid`, `bool`, `text` (free text a merchant or buyer chose,
+    neutralised in CSV) or `json` (a JSON document stored as text)."""
+
     name: str
     field: object                       # the peewee field selected for it
-    render: Callable = _same            # its Python value -> the exported value
-    free_text: bool = False             # text a merchant or buyer chose: neutralised in CSV
-    json_text: bool = False             # a JSON document stored as text: exported as stored
-
-    def value(self, raw):
-        if raw is None:
-            return None
-        if self.json_text:
-            return raw
-        return self.render(self.field.python_value(raw))
+    kind: str = "plain"
 
 
-def _fiat(field):
-    return Column(field.name, field, money.format_fiat)
-
-
-def _timestamp(field):
-    return Column(field.name, field, clock.isoformat)
+def _converter(column: Column, *, for_csv: bool, sqlite: bool):
+    """The function from the driver's value (never None) to the exported one, or None when the value
+    leaves as it is. SQLite hands back text for dates and UUIDs, which the field parses first."""
+    kind, parse = column.kind, column.field.python_value
+    if kind == "fiat":
+        return money.format_fiat            # Decimal (PostgreSQL) or its text (SQLite) alike
+    if kind == "crypto":
+        return money.format_crypto
+    if kind == "timestamp":
+        return (lambda raw: clock.isoformat(parse(raw))) if sqlite else clock.isoformat
+    if kind == "uuid":
+        return (lambda raw: str(parse(raw))) if sqlite else str
+    if kind == "bool":
+        if for_csv:
+            return lambda raw: "true" if raw else "false"
+        return bool
+    if kind == "text" and for_csv:
+        return _neutralised
+    if kind == "json" and not for_csv:
+        return json.loads
+    return None
 
 
 INVOICE_COLUMNS = (
     Column("id", Invoice.public_id),
-    Column("external_order_id", Invoice.external_order_id, free_text=True),
+    Column("external_order_id", Invoice.external_order_id, "text"),
     Column("status", Invoice.status),
     Column("swap_status", Invoice.swap_status),
-    _fiat(Invoice.amount), Column("currency", Invoice.currency),
-    _fiat(Invoice.order_amount), Column("order_currency", Invoice.order_currency),
-    _fiat(Invoice.paid_amount), _fiat(Invoice.received_amount), _fiat(Invoice.difference_amount),
+    Column("amount", Invoice.amount, "fiat"), Column("currency", Invoice.currency),
+    Column("order_amount", Invoice.order_amount, "fiat"), Column("order_currency", Invoice.order_currency),
+    Column("paid_amount", Invoice.paid_amount, "fiat"),
+    Column("received_amount", Invoice.received_amount, "fiat"),
+    Column("difference_amount", Invoice.difference_amount, "fiat"),
     Column("output_asset", Invoice.output_asset),
-    Column("customer_id", Invoice.customer_id, str),
+    Column("customer_id", Invoice.customer_id, "uuid"),
     Column("payment_link_id", Invoice.payment_link_id),
-    Column("transaction_hash", Invoice.transaction_hash, free_text=True),
-    Column("deposit_address", Invoice.deposit_address, free_text=True),
-    _timestamp(Invoice.created_at), _timestamp(Invoice.updated_at), _timestamp(Invoice.paid_at),
-    _timestamp(Invoice.expires_at),
-    Column("metadata", Invoice.metadata, free_text=True, json_text=True),
+    Column("transaction_hash", Invoice.transaction_hash, "text"),
+    Column("deposit_address", Invoice.deposit_address, "text"),
+    Column("created_at", Invoice.created_at, "timestamp"), Column("updated_at", Invoice.updated_at, "timestamp"),
+    Column("paid_at", Invoice.paid_at, "timestamp"), Column("expires_at", Invoice.expires_at, "timestamp"),
+    # Stored as canonical JSON text (a cell starting with "{", never a formula): exported as stored.
+    Column("metadata", Invoice.metadata, "json"),
 )
 
 TRANSACTION_COLUMNS = (
@@ -82,13 +91,15 @@ TRANSACTION_COLUMNS = (
     Column("status", Transaction.status),
     Column("network", Transaction.network),
     Column("token", Transaction.token),
-    Column("amount", Transaction.amount, money.format_crypto),
-    Column("transaction_hash", Transaction.transaction_hash, free_text=True),
-    Column("from_wallet", Transaction.from_wallet, free_text=True),
-    Column("to_wallet", Transaction.to_wallet, free_text=True),
+    Column("amount", Transaction.amount, "crypto"),
+    Column("transaction_hash", Transaction.transaction_hash, "text"),
+    Column("from_wallet", Transaction.from_wallet, "text"),
+    Column("to_wallet", Transaction.to_wallet, "text"),
     Column("confirmations", Transaction.confirmations),
-    Column("verified", Transaction.verified, bool),
-    _timestamp(Transaction.confirmed_at), _timestamp(Transaction.created_at), _timestamp(Transaction.updated_at),
+    Column("verified", Transaction.verified, "bool"),
+    Column("confirmed_at", Transaction.confirmed_at, "timestamp"),
+    Column("created_at", Transaction.created_at, "timestamp"),
+    Column("updated_at", Transaction.updated_at, "timestamp"),
 )
 
 
@@ -139,42 +150,43 @@ def _neutralised(text: str) -> str:
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
-def _csv_cell(column: Column, value):
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if column.free_text:
-        return _neutralised(value)
-    return value
+def converted_batches(export: Export, *, for_csv: bool) -> Iterator[list[list]]:
+    """Batches of rows with every value as it is exported (None stays None). Only the columns that
+    need converting are touched: this loop runs once per cell of a million-row export."""
+    sqlite = not is_postgres()
+    converters = [(index, convert) for index, column in enumerate(export.columns)
+                  if (convert := _converter(column, for_csv=for_csv, sqlite=sqlite)) is not None]
+    for rows in raw_batches(export.query):
+        converted = []
+        for raw in rows:
+            row = list(raw)
+            for index, convert in converters:
+                value = row[index]
+                if value is not None:
+                    row[index] = convert(value)
+            converted.append(row)
+        yield converted
 
 
 def csv_chunks(export: Export) -> Iterator[str]:
-    """The header line, then one chunk of CSV per batch of rows."""
+    """The header line, then one chunk of CSV per batch of rows (None is an empty cell)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([column.name for column in export.columns])
     yield buffer.getvalue()
-    columns = export.columns
-    for rows in raw_batches(export.query):
+    for rows in converted_batches(export, for_csv=True):
         buffer.seek(0)
         buffer.truncate()
-        writer.writerows([[_csv_cell(c, c.value(raw)) for c, raw in zip(columns, row)] for row in rows])
+        writer.writerows(rows)
         yield buffer.getvalue()
 
 
 def jsonl_chunks(export: Export) -> Iterator[str]:
     """One JSON object per line, keys in column order; metadata is an object, not a string."""
-    columns = export.columns
-    for rows in raw_batches(export.query):
-        lines = []
-        for row in rows:
-            record = {}
-            for column, raw in zip(columns, row):
-                value = column.value(raw)
-                record[column.name] = json.loads(value) if column.json_text and value is not None else value
-            lines.append(json.dumps(record, separators=(",", ":")))
-        yield "\n".join(lines) + "\n"
+    names = [column.name for column in export.columns]
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    for rows in converted_batches(export, for_csv=False):
+        yield "".join(encode(dict(zip(names, row))) + "\n" for row in rows)
 
 
 def chunks(export: Export, file_format: str) -> Iterator[str]:
