@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import click
 from flask.cli import AppGroup
@@ -21,6 +22,7 @@ db_cli = AppGroup("db", help="Database schema.")
 stores_cli = AppGroup("stores", help="Create and configure stores.")
 keys_cli = AppGroup("keys", help="Issue and revoke API keys.")
 invoices_cli = AppGroup("invoices", help="Inspect invoices (operators).")
+export_cli = AppGroup("export", help="Export a store's invoices or transactions (docs/exports.md).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -140,6 +142,34 @@ def invoices_stuck(as_json):
     click.echo(f"{len(rows)} stuck invoice(s)")
 
 
+def _export_command(kind: str):
+    @export_cli.command(kind, help=f"Write the store's {kind} created from --from to --to (inclusive) to stdout.")
+    @click.option("--store", "store_id", required=True)
+    @click.option("--from", "start", required=True, help="A UTC date (2026-11-01) or ISO 8601 date-time.")
+    @click.option("--to", "end", required=True, help="A UTC date (inclusive) or ISO 8601 date-time (exclusive).")
+    @click.option("--format", "file_format", type=click.Choice(("csv", "jsonl")), default="csv", show_default=True)
+    @_domain_errors
+    def command(store_id, start, end, file_format):
+        from blueprints.requests import load
+        from schemas.exports import InvoiceExportQuerySchema, TransactionExportQuerySchema
+        from services import exports
+
+        schema = InvoiceExportQuerySchema() if kind == "invoices" else TransactionExportQuerySchema()
+        query = load(schema, {"created_after": exports.range_start(start), "created_before": exports.range_end(end),
+                              "format": file_format})
+        store = stores.get_store(store_id)
+        export = (exports.invoice_export if kind == "invoices" else exports.transaction_export)(store, query)
+        out = sys.stdout.buffer         # bytes as served: CSV lines end in \r\n, never translated
+        for chunk in exports.chunks(export, file_format):
+            out.write(chunk.encode("utf-8"))
+        out.flush()
+    return command
+
+
+for _kind in ("invoices", "transactions"):
+    _export_command(_kind)
+
+
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, invoices_cli, demo):
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, export_cli, demo):
         app.cli.add_command(command)

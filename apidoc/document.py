@@ -157,7 +157,8 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
     if limited:
         common.update({name: {"$ref": f"#/components/headers/{name}"} for name in components.RATE_LIMIT_HEADERS})
     success = {"description": "Success.", "headers": dict(common),
-               "content": {"application/json": {"schema": _response_schema(spec, op.response)}}}
+               "content": {media_type: {"schema": _response_schema(spec, op.response)}
+                           for media_type in op.media_types}}
     if "IdempotencyKey" in op.headers:
         success["headers"]["Idempotent-Replayed"] = {"$ref": "#/components/headers/Idempotent-Replayed"}
     if op.links:

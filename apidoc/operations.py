@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from schemas.common import ListQuerySchema
+from schemas.exports import InvoiceExportQuerySchema, SettlementReportQuerySchema, SettlementStatementSchema, \
+    TransactionExportQuerySchema
 from schemas.health import HealthSchema
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
 from services.platforms import PLATFORMS
@@ -22,8 +24,9 @@ from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInv
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, EventSchema,
                               WebhookDeliveryDetailSchema, WebhookDeliverySchema, WebhookEndpointCreateSchema,
-                              WebhookEndpointDeletedSchema, WebhookEndpointSchema, WebhookEndpointUpdateSchema,
-                              WebhookEndpointWithSecretSchema)
+                              WebhookEndpointDeletedSchema, WebhookEndpointSchema, WebhookEndpointUpdatedSchema,
+                              WebhookEndpointUpdateSchema, WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema,
+                              WebhookReplaySchema)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Op:
     links: dict = field(default_factory=dict)     # link name -> (operationId, {parameter: expression})
     description: str = ""
     no_database: bool = False           # cannot answer 503 "database unavailable"
+    media_types: tuple = ("application/json",)    # of the success response
 
 
 # Path parameters, by the name the URL rules give them: (description, JSON schema).
@@ -92,6 +96,11 @@ _ENDPOINT_LINKS = {name: (operation, {"endpoint_id": "$response.body#/id"}) for 
     ("GetWebhookEndpoint", "get_endpoint"), ("UpdateWebhookEndpoint", "update_endpoint"),
     ("DeleteWebhookEndpoint", "delete_endpoint"), ("RotateWebhookSecret", "rotate_secret"),
     ("ListWebhookDeliveries", "list_deliveries"))}
+
+_EXPORT_MEDIA = ("text/csv", "application/x-ndjson")
+_EXPORT_FILE = {"type": "string", "description": "CSV with a header line (`format=csv`), or one JSON object a "
+                                                 "line (`format=jsonl`).",
+                "example": "id,external_order_id,status,...\r\ninv_...,order-1001,paid,...\r\n"}
 
 _CHECKOUT_503 = "`checkout_unavailable`: the swap provider cannot quote right now; see `Retry-After`."
 
@@ -193,7 +202,19 @@ OPERATIONS = {
         "List webhook endpoints", "Webhooks", Page(WebhookEndpointSchema), query=ListQuerySchema),
     ("GET", "/v1/webhook-endpoints/<endpoint_id>"): Op("Get a webhook endpoint", "Webhooks", WebhookEndpointSchema),
     ("PATCH", "/v1/webhook-endpoints/<endpoint_id>"): Op(
-        "Update a webhook endpoint", "Webhooks", WebhookEndpointSchema, body=WebhookEndpointUpdateSchema),
+        "Update a webhook endpoint", "Webhooks", WebhookEndpointUpdatedSchema, body=WebhookEndpointUpdateSchema,
+        description="`missed_events` is null unless this request re-enabled a disabled endpoint: then it counts "
+                    "the subscribed events not received while it was failing or disabled, and gives the replay "
+                    "call that sends them."),
+    ("POST", "/v1/webhook-endpoints/<endpoint_id>/replay"): Op(
+        "Replay events to an endpoint after an outage", "Webhooks", WebhookReplaySchema, status=202,
+        body=WebhookReplayCreateSchema, headers=("IdempotencyKey",),
+        links={"ListReplayDeliveries": ("list_deliveries", {"endpoint_id": "$response.body#/endpoint_id"})},
+        errors={409: "`idempotency_key_in_use`: a request with this Idempotency-Key is still running.",
+                422: "`validation_error`: more than 10,000 events match (narrow `since`/`until` or `types`), "
+                     "`until` not after `since`, or the endpoint is disabled; `unknown_event_type` in `types`."},
+        description="A new delivery of every event the endpoint subscribes to (narrowed by `types`) created in "
+                    "[`since`, `until`), at most 10,000 a call; sent and retried like any delivery."),
     ("DELETE", "/v1/webhook-endpoints/<endpoint_id>"): Op(
         "Delete a webhook endpoint", "Webhooks", WebhookEndpointDeletedSchema),
     ("POST", "/v1/webhook-endpoints/<endpoint_id>/rotate-secret"): Op(
@@ -211,6 +232,22 @@ OPERATIONS = {
         "List events", "Events", Page(EventSchema), query=EventListQuerySchema,
         links={"GetFirstEvent": ("get_event", {"event_id": "$response.body#/data/0/id"})}),
     ("GET", "/v1/events/<event_id>"): Op("Get an event", "Events", EventSchema),
+
+    ("GET", "/v1/exports/invoices"): Op(
+        "Export invoices (CSV or JSON Lines, streamed)", "Exports", _EXPORT_FILE, query=InvoiceExportQuerySchema,
+        media_types=_EXPORT_MEDIA,
+        description="The list's filters; `created_after` and `created_before` are required and at most 366 days "
+                    "apart. Oldest first, every matching row, streamed. Columns: docs/exports.md."),
+    ("GET", "/v1/exports/transactions"): Op(
+        "Export transactions (CSV or JSON Lines, streamed)", "Exports", _EXPORT_FILE,
+        query=TransactionExportQuerySchema, media_types=_EXPORT_MEDIA,
+        description="The list's filters plus a required `created_after`/`created_before` range (at most 366 "
+                    "days). Oldest first, every matching row, streamed. Columns: docs/exports.md."),
+    ("GET", "/v1/reports/settlements"): Op(
+        "Daily settlement statement", "Reports", SettlementStatementSchema, query=SettlementReportQuerySchema,
+        description="Per UTC day and invoice currency, `from` to `to` inclusive (at most 366 days); days "
+                    "without movement have no row. `received` sums the settlement transactions the "
+                    "transactions export lists."),
 }
 
 

@@ -2,9 +2,9 @@
 
 
 def register_blueprints(app):
-    from blueprints import (docs, health, integrations, invoices, operator, pages, payment_links, public,
-                            public_payment_links, test_helpers, transactions, webhooks)
+    from blueprints import (docs, exports, health, integrations, invoices, operator, pages, payment_links, public,
+                            public_payment_links, reports, test_helpers, transactions, webhooks)
 
     for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, integrations,
-                   public, test_helpers, operator, docs, pages):
+                   public, test_helpers, operator, docs, pages, exports, reports):
         app.register_blueprint(module.bp)

@@ -1,16 +1,17 @@
-from flask import Blueprint, g
+from flask import Blueprint, g, jsonify, request
 
 from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.errors import validation_status
 from blueprints.idempotency import idempotent
-from blueprints.requests import load_body, load_query
+from blueprints.requests import json_body, load, load_body, load_query
 from schemas.common import ListQuerySchema, envelope
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, WebhookDeliveryDetailSchema,
                               WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
-                              WebhookEndpointUpdateSchema, WebhookEndpointWithSecretSchema)
-from services import outbox, webhooks
-from services.clock import utcnow
+                              WebhookEndpointUpdatedSchema, WebhookEndpointUpdateSchema,
+                              WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema, WebhookReplaySchema)
+from services import idempotency, outbox, webhook_replays, webhooks
+from services.clock import isoformat, utcnow
 from services.pagination import PageRequest
 
 bp = Blueprint("webhooks", __name__, url_prefix="/v1")
@@ -48,11 +49,18 @@ def get_endpoint(endpoint_id):
 @validation_status(422)
 @requires_scope("webhooks:write")
 def update_endpoint(endpoint_id):
-    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    before = webhooks.get_endpoint(g.store, endpoint_id)
     data = load_body(WebhookEndpointUpdateSchema())
-    endpoint = webhooks.update_endpoint(endpoint, data, now=utcnow(),
-                                        allow_private=settings().allow_private_webhook_urls)
-    return WebhookEndpointSchema().dump(endpoint)
+    now = utcnow()
+    endpoint = webhooks.update_endpoint(before, data, now=now, allow_private=settings().allow_private_webhook_urls)
+    endpoint.missed_events = None
+    if endpoint.enabled and not before.enabled:
+        # Re-enabled: say what it missed while disabled, and the call that sends it.
+        missed = webhook_replays.missed_while_disabled(before, now=now)
+        endpoint.missed_events = {"events": missed.events, "since": missed.since, "replay": {
+            "method": "POST", "path": f"/v1/webhook-endpoints/{endpoint.public_id}/replay",
+            "body": {"since": isoformat(missed.since)}}}
+    return WebhookEndpointUpdatedSchema().dump(endpoint)
 
 
 @bp.delete("/webhook-endpoints/<endpoint_id>")
@@ -69,6 +77,34 @@ def delete_endpoint(endpoint_id):
 def rotate_secret(endpoint_id):
     endpoint = webhooks.rotate_secret(webhooks.get_endpoint(g.store, endpoint_id), now=utcnow())
     return WebhookEndpointWithSecretSchema().dump(endpoint)
+
+
+@bp.post("/webhook-endpoints/<endpoint_id>/replay")
+@validation_status(422)
+@requires_scope("webhooks:write")
+def replay_events(endpoint_id):
+    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    body = json_body()
+    data = load(WebhookReplayCreateSchema(), body)
+    now = utcnow()
+
+    def replay():
+        return 202, WebhookReplaySchema().dump(webhook_replays.replay(endpoint, data, now=now))
+
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        status, payload = replay()
+    else:
+        outcome = idempotency.run(g.store, idempotency.check_key(key),
+                                  idempotency.fingerprint(f"POST /v1/webhook-endpoints/{endpoint_id}/replay", body),
+                                  replay, now=now)
+        status, payload = outcome.status, outcome.body
+    outbox.nudge_delivery()             # after the commit above: a worker starts sending
+    response = jsonify(payload)
+    response.status_code = status
+    if key is not None and outcome.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
 
 
 @bp.get("/webhook-endpoints/<endpoint_id>/deliveries")

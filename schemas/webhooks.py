@@ -122,3 +122,40 @@ class EventSchema(Schema):
 class WebhookEndpointDeletedSchema(Schema):
     id = fields.String()
     deleted = fields.Boolean()
+
+
+class WebhookReplayCreateSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    since = UtcDateTime(required=True, metadata={"example": "2026-11-20T00:00:00Z"})
+    until = UtcDateTime(load_default=None, metadata={"description": "Exclusive; default: now."})
+    types = fields.List(fields.String(validate=validate.Length(min=1, max=64), metadata=_EVENTS_DOC),
+                        load_default=None, validate=validate.Length(min=1, max=20),
+                        metadata={"description": "Default: every kind the endpoint subscribes to."})
+
+
+class WebhookReplaySchema(Schema):
+    """What a replay queued: one new delivery per matching event, sent like any other."""
+
+    id = fields.Function(lambda replay: replay.public_id, metadata={"pattern": "^whr_[0-9a-f]{32}$"})
+    endpoint_id = fields.String()
+    since = UtcDateTime()
+    until = UtcDateTime()
+    types = fields.List(fields.String(metadata=_EVENTS_DOC))
+    events = fields.Integer(metadata={"description": "Events matched; one new delivery each."})
+    created_at = UtcDateTime()
+
+
+class MissedEventsSchema(Schema):
+    events = fields.Integer(metadata={"description": "Subscribed events not received since `since`."})
+    since = UtcDateTime()
+    replay = fields.Dict(metadata={"description": "The call that sends them: `method`, `path` and `body`.",
+                                   "example": {"method": "POST", "path": "/v1/webhook-endpoints/wh_…/replay",
+                                               "body": {"since": "2026-11-20T08:00:00Z"}}})
+
+
+class WebhookEndpointUpdatedSchema(WebhookEndpointSchema):
+    """The PATCH response: `missed_events` is set only when this request re-enabled a disabled endpoint."""
+
+    missed_events = fields.Nested(MissedEventsSchema, allow_none=True)

@@ -16,4 +16,5 @@ def isoformat(value: dt.datetime | None) -> str | None:
     """UTC ISO 8601 with `Z`, second precision: the one format every response uses."""
     if value is None:
         return None
-    return to_naive_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: the same text, several times faster (exports write millions).
+    return to_naive_utc(value).isoformat(timespec="seconds") + "Z"

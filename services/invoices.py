@@ -112,9 +112,15 @@ def get_public(public_id: str) -> Invoice:
 
 
 def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.datetime) -> Page:
-    query = Invoice.select().where(Invoice.store == store.id)
     if not any(filters.get(name) for name in _DATE_FILTERS):
         filters = {**filters, "created_after": now - DEFAULT_LIST_WINDOW}
+    query = filtered(Invoice.select(), store, filters)
+    return paginate(query, Invoice, page, prefix="inv_", scope=Invoice.store == store.id)
+
+
+def filtered(query, store: Store, filters: dict):
+    """`query` narrowed to the store and the list filters (shared by the list and the export)."""
+    query = query.where(Invoice.store == store.id)
     for name, field in (("status", Invoice.status), ("external_order_id", Invoice.external_order_id),
                         ("customer_id", Invoice.customer_id), ("payment_link_id", Invoice.payment_link_id)):
         if filters.get(name) is not None:
@@ -127,7 +133,7 @@ def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.da
         query = query.where(Invoice.paid_at >= filters["paid_after"])
     if filters.get("paid_before"):
         query = query.where(Invoice.paid_at < filters["paid_before"])
-    return paginate(query, Invoice, page, prefix="inv_", scope=Invoice.store == store.id)
+    return query
 
 
 def ensure_key_may_cancel(key: ApiKey) -> None:

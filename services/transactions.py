@@ -39,13 +39,24 @@ def get_by_hash(store: Store, transaction_hash: str) -> Transaction:
 
 
 def list_for_store(store: Store, filters: dict, page: PageRequest) -> Page:
-    query = _with_invoice().where(Transaction.store == store.id)
+    query = filtered(_with_invoice(), store, filters)
+    return paginate(query, Transaction, page, prefix="txn_", scope=Transaction.store == store.id)
+
+
+def filtered(query, store: Store, filters: dict):
+    """`query` (joined with Invoice) narrowed to the store and the list filters; the export adds a
+    `created_after`/`created_before` range."""
+    query = query.where(Transaction.store == store.id)
     for name, field in (("type", Transaction.type), ("status", Transaction.status),
                         ("invoice_id", Invoice.public_id), ("payment_link_id", Invoice.payment_link_id),
                         ("customer_id", Invoice.customer_id)):
         if filters.get(name) is not None:
             query = query.where(field == filters[name])
-    return paginate(query, Transaction, page, prefix="txn_", scope=Transaction.store == store.id)
+    if filters.get("created_after"):
+        query = query.where(Transaction.created_at >= filters["created_after"])
+    if filters.get("created_before"):
+        query = query.where(Transaction.created_at < filters["created_before"])
+    return query
 
 
 def list_for_invoice(invoice: Invoice) -> list[Transaction]:
