@@ -1,7 +1,7 @@
 """The outbox relay: committed event rows become delivery rows (fan-out), then deliveries are sent.
 
 The database is the truth: an RQ job is only a nudge to do the work now. `nudge_fan_out()` runs
-after the event's transaction commits and queues one run for however many events a burst
+after the event's transaction commits (models/after_commit.py) and queues one run for however many events a burst
 commits; if Redis is unreachable the nudge is lost and `relay()` (the scheduler's sweep) fans
 the event out a few seconds later instead. Fan-out is
 idempotent: the event is marked dispatched by compare-and-set in the same transaction that
@@ -14,6 +14,7 @@ import logging
 
 import redis as redis_lib
 
+from models.after_commit import on_commit
 from models.base import db, is_postgres
 from models.events import Event
 from models.invoices import Invoice
@@ -37,6 +38,10 @@ DELIVER_JOB = "jobs.webhooks.deliver_due"
 
 
 def _nudge(flag: str, job: str, what: str) -> None:
+    on_commit(lambda: _enqueue_once(flag, job, what))
+
+
+def _enqueue_once(flag: str, job: str, what: str) -> None:
     try:
         if queues.redis().set(flag, "1", nx=True, px=NUDGE_EXPIRY_MS):
             queues.queue("webhooks").enqueue(job, result_ttl=0, failure_ttl=3600)
@@ -53,12 +58,13 @@ def clear_nudge(flag: str) -> None:
 
 
 def nudge_fan_out() -> None:
-    """Ask a worker to fan out committed events now. Call after commit; a lost nudge only delays."""
+    """Ask a worker to fan out events once they are committed; a lost nudge only delays."""
     _nudge(FAN_OUT_NUDGE_KEY, FAN_OUT_JOB, "committed events")
 
 
 def nudge_delivery() -> None:
-    """Ask a worker for a delivery run: one run for a burst, since a run claims everything due."""
+    """Ask a worker for a delivery run once the caller's transaction commits: one run for a
+    burst, since a run claims everything due."""
     _nudge(DELIVER_NUDGE_KEY, DELIVER_JOB, "deliveries")
 
 
