@@ -18,13 +18,12 @@ log = logging.getLogger("tender.jobs.webhooks")
 
 @measured
 def fan_out_pending() -> int:
-    """Create the deliveries of every committed event not yet dispatched (nudged after commits;
-    one run serves a whole burst of events)."""
-    ensure_runtime()
+    """Create the deliveries of every committed event not yet dispatched and send them (nudged
+    after commits; one run serves a whole burst of events). Retries are left to delivery runs."""
+    settings = ensure_runtime()
+    policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
     with db.connection_context():
-        created = outbox.fan_out_pending(now=utcnow())
-    if created:
-        outbox.nudge_delivery()
+        created, _ = outbox.fan_out_and_send(policy)
     return created
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import secrets
 
 import redis as redis_lib
 
@@ -19,7 +20,7 @@ from models.base import db, is_postgres
 from models.events import Event
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
-from services import ids, queues
+from services import clock, ids, queues, webhook_delivery
 
 log = logging.getLogger("tender.outbox")
 
@@ -84,38 +85,71 @@ def _targets(event: Event) -> list[dict]:
     return targets
 
 
-def fan_out(event_id, *, now: dt.datetime) -> int:
+def fan_out(event_id, *, now: dt.datetime, claim: tuple[str, int] | None = None) -> int:
     """Create the event's deliveries and mark it dispatched, once. Returns deliveries created
-    (0 when the event is unknown or another worker already dispatched it)."""
+    (0 when the event is unknown or another worker already dispatched it).
+
+    With `claim` (token, seconds) the deliveries are created already claimed for their first
+    attempt, as `webhook_delivery.claim_due` would leave them, for the caller to send at once."""
     with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
         claimed = (Event.update(dispatched_at=now)
                    .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
         if claimed == 0:
             return 0
         event = Event.get_by_id(event_id)
+        first_attempt = dict(attempts=0, next_attempt_at=now)
+        if claim is not None:
+            token, claim_seconds = claim
+            first_attempt = dict(claim_token=token, attempts=1, last_attempt_at=now,
+                                 next_attempt_at=now + dt.timedelta(seconds=claim_seconds))
         rows = [dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id,
-                     event=event.id, status="pending", attempts=0, next_attempt_at=now,
-                     created_at=now, updated_at=now, **target) for target in _targets(event)]
-        if rows:
-            WebhookDelivery.insert_many(rows).execute()
-    return len(rows)
+                     event=event.id, status="pending", created_at=now, updated_at=now, **target,
+                     **first_attempt) for target in _targets(event)]
+        if not rows:
+            return 0
+        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too).
+        return len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
 
 
-def fan_out_pending(*, now: dt.datetime) -> int:
-    """The nudged run: fan out every undispatched event, however young. Returns deliveries created."""
+def fan_out_and_send(policy: webhook_delivery.DeliveryPolicy, *, now=clock.utcnow,
+                     batch: int = RELAY_BATCH) -> tuple[int, webhook_delivery.RunCounts]:
+    """The nudged run: fan out every undispatched event, however young, and send the deliveries it
+    creates itself. They are created claimed by this run, so the first attempt costs no claim
+    transaction; they are sent `policy.concurrency` at a time, well inside their claim. A run that
+    dies leaves claims that run out, and a delivery run takes them over (docs/webhooks.md).
+    Returns (deliveries created, what their first attempts did)."""
     clear_nudge(FAN_OUT_NUDGE_KEY)
-    return relay(now=now, grace=dt.timedelta(0))
+    created, counts = 0, webhook_delivery.RunCounts()
+    token, unsent = secrets.token_hex(16), 0
+    while True:
+        pending = _undispatched(now=now(), grace=dt.timedelta(0), batch=batch)
+        for event_id in pending:
+            made = fan_out(event_id, now=now(), claim=(token, policy.claim_seconds))
+            created, unsent = created + made, unsent + made
+            if unsent >= policy.concurrency:
+                webhook_delivery.send_claimed(token, policy, counts=counts)
+                token, unsent = secrets.token_hex(16), 0
+        if len(pending) < batch:
+            break
+    if unsent:
+        webhook_delivery.send_claimed(token, policy, counts=counts)
+    return created, counts
+
+
+def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
+    """Events not dispatched and older than `grace`, oldest first (the partial index event_undispatched)."""
+    return [event_id for (event_id,) in Event.select(Event.id)
+            .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
+            .order_by(Event.created_at).limit(batch).tuples()]
 
 
 def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH) -> int:
     """Fan out every event left undispatched for longer than `grace` (lost nudges, Redis outages,
-    crashed workers). Uses the partial index event_undispatched. Returns deliveries created."""
+    crashed workers). Returns deliveries created; a delivery run sends them."""
     created = 0
     while True:
-        pending = list(Event.select(Event.id)
-                       .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
-                       .order_by(Event.created_at).limit(batch).tuples())
-        for (event_id,) in pending:
+        pending = _undispatched(now=now, grace=grace, batch=batch)
+        for event_id in pending:
             created += fan_out(event_id, now=now)
         if len(pending) < batch:
             return created

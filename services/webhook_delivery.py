@@ -227,6 +227,19 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
                                disabled_reason="every delivery failed for 3 days").where(where).execute()
 
 
+def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
+                 session: requests.Session | None = None) -> None:
+    """Send the deliveries already claimed under `token` (services/outbox.fan_out_and_send creates
+    them so) concurrently, and record the results in one batch."""
+    work = _load_work(token)
+    if not work:
+        return
+    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    with ThreadPoolExecutor(max_workers=min(policy.concurrency, len(work)), thread_name_prefix="webhook") as pool:
+        outcomes = list(pool.map(lambda one: send(session, one, policy), work))
+    record(outcomes, policy, now=clock.utcnow(), counts=counts)
+
+
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
                 session: requests.Session | None = None) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is

@@ -33,10 +33,9 @@ def webhooks_worker(app, settings):
     stopping = threading.Event()
 
     def work():
-        while not stopping.is_set():
+        while not stopping.is_set():      # a blocking dequeue: it wakes when a job is enqueued
             embedded.ThreadWorker([queues.queue("webhooks")], connection=queues.redis()).work(
-                burst=True, logging_level="WARNING")
-            stopping.wait(0.02)
+                max_idle_time=1, logging_level="WARNING")
 
     thread = threading.Thread(target=work, name="test-webhooks-worker", daemon=True)
     thread.start()
