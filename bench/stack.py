@@ -170,3 +170,8 @@ def sql(url: str, query: str, *params):
             return cursor.fetchall() if cursor.description else cursor.rowcount
     finally:
         connection.close()
+
+
+def load() -> str:
+    """The 1-minute load average and the core count, printed beside every figure (a shared machine)."""
+    return f"{os.getloadavg()[0]:.1f}/{os.cpu_count()} cores"

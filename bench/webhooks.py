@@ -22,6 +22,7 @@ from decimal import Decimal
 
 import requests
 
+from bench import stack
 from config import load_settings
 
 
@@ -102,16 +103,20 @@ def main():
         events = make_events(store, args.fanout_events)
         with db.connection_context():
             bodies = [webhook_sending.render_body(Event.get_by_id(e).payload) for e in events]
+            # One event at a time, as the nudged fan-out job meets them: the others are hidden as
+            # dispatched until their turn (that UPDATE is counted against ours).
+            Event.update(dispatched_at=utcnow()).where(Event.id.in_(events)).execute()
             began = time.perf_counter()
             for event_id in events:
-                outbox.fan_out(event_id, now=utcnow())
-                webhook_delivery.deliver_due(policy)
+                Event.update(dispatched_at=None).where(Event.id == event_id).execute()
+                outbox.fan_out_and_send(policy)
             ours = time.perf_counter() - began
             assert WebhookDelivery.select().where(WebhookDelivery.status == "succeeded").count() == 16 * len(events)
         raw = raw_loop([(url, body) for body in bodies for url in urls])
         fan_ours, fan_raw = len(events) / ours, len(events) / raw
         print(f"fan-out 1 event -> 16 endpoints: ours {fan_ours:.1f} events/s ({fan_ours * 16:.0f} deliveries/s, "
-              f"{1000 / fan_ours:.1f} ms/event); raw loop {fan_raw:.1f} events/s; ratio {fan_ours / fan_raw:.2f}")
+              f"{1000 / fan_ours:.1f} ms/event); raw loop {fan_raw:.1f} events/s; ratio {fan_ours / fan_raw:.2f} "
+              f"(goal >= 0.50); load {stack.load()}")
 
         # 2. sustained deliveries per second of one delivery run.
         events = make_events(store, max(1, args.deliveries // 16))
@@ -127,7 +132,7 @@ def main():
         raw = raw_loop([(url, body) for body in bodies for url in urls])
         rate_ours, rate_raw = due / ours, due / raw
         print(f"sustained, {due} deliveries, concurrency {args.concurrency}: ours {rate_ours:.0f}/s; "
-              f"raw loop {rate_raw:.0f}/s; ratio {rate_ours / rate_raw:.2f} (goal >= 0.50)")
+              f"raw loop {rate_raw:.0f}/s; ratio {rate_ours / rate_raw:.2f} (goal >= 0.60); load {stack.load()}")
         print(f"backend: {'PostgreSQL' if database_url.startswith('postgres') else 'SQLite'}")
     finally:
         receiver.stdin.close()

@@ -9,9 +9,7 @@ def settings() -> Settings:
 
 
 def provider():
-    """The app's swap provider, built once per process from its settings."""
-    from providers import get_provider
+    """This process's swap provider (providers.shared)."""
+    import providers
 
-    if "tender.provider" not in current_app.extensions:
-        current_app.extensions["tender.provider"] = get_provider(settings())
-    return current_app.extensions["tender.provider"]
+    return providers.shared(settings())

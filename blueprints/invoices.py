@@ -14,6 +14,8 @@ from services.clock import utcnow
 from services.pagination import PageRequest
 
 bp = Blueprint("invoices", __name__, url_prefix="/v1/invoices")
+# Built once: building these schemas cost ~0.5 ms of every create (docs/performance.md).
+_create_schema, _created_schema = InvoiceCreateSchema(), InvoiceCreatedSchema()
 
 
 @bp.post("")
@@ -21,13 +23,13 @@ bp = Blueprint("invoices", __name__, url_prefix="/v1/invoices")
 @requires_scope("invoices:write", "invoices:create")
 @idempotent()
 def create_invoice():
-    data = load_body(InvoiceCreateSchema())
+    data = load_body(_create_schema)
     config = settings()
     invoice = invoices.create_invoice(g.store, g.api_key, data, now=utcnow(),
                                       ttl_seconds=config.invoice_ttl_seconds,
                                       supported_currencies=config.supported_currencies,
                                       allow_private_callbacks=config.allow_private_webhook_urls)
-    return InvoiceCreatedSchema().dump(invoice), 201
+    return _created_schema.dump(invoice), 201
 
 
 @bp.get("")

@@ -1,4 +1,4 @@
-from flask import Blueprint, g, jsonify, request
+from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import settings
@@ -10,7 +10,7 @@ from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, Web
                               WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
                               WebhookEndpointUpdatedSchema, WebhookEndpointUpdateSchema,
                               WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema, WebhookReplaySchema)
-from services import idempotency, outbox, webhook_replays, webhooks
+from services import outbox, webhook_replays, webhooks
 from services.clock import isoformat, utcnow
 from services.pagination import PageRequest
 
@@ -82,29 +82,13 @@ def rotate_secret(endpoint_id):
 @bp.post("/webhook-endpoints/<endpoint_id>/replay")
 @validation_status(422)
 @requires_scope("webhooks:write")
+@idempotent()
 def replay_events(endpoint_id):
     endpoint = webhooks.get_endpoint(g.store, endpoint_id)
-    body = json_body()
-    data = load(WebhookReplayCreateSchema(), body)
-    now = utcnow()
-
-    def replay():
-        return 202, WebhookReplaySchema().dump(webhook_replays.replay(endpoint, data, now=now))
-
-    key = request.headers.get("Idempotency-Key")
-    if key is None:
-        status, payload = replay()
-    else:
-        outcome = idempotency.run(g.store, idempotency.check_key(key),
-                                  idempotency.fingerprint(f"POST /v1/webhook-endpoints/{endpoint_id}/replay", body),
-                                  replay, now=now)
-        status, payload = outcome.status, outcome.body
-    outbox.nudge_delivery()             # after the commit above: a worker starts sending
-    response = jsonify(payload)
-    response.status_code = status
-    if key is not None and outcome.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    return response
+    data = load(WebhookReplayCreateSchema(), json_body())
+    replay = webhook_replays.replay(endpoint, data, now=utcnow())
+    outbox.nudge_delivery()                 # sent once the deliveries are committed
+    return WebhookReplaySchema().dump(replay), 202
 
 
 @bp.get("/webhook-endpoints/<endpoint_id>/deliveries")

@@ -28,18 +28,13 @@ def ensure_runtime():
 def use_runtime(settings) -> None:
     """Adopt an already-initialised runtime (the web process's embedded worker, tests)."""
     _state["settings"] = settings
-    _state.pop("provider", None)
 
 
 def provider():
-    """This process's swap provider (one HTTP session per process for `oneclick`)."""
-    settings = ensure_runtime()
-    cached = _state.get("provider")
-    if cached is None or cached[0] is not settings:
-        from providers import get_provider
+    """This process's swap provider (providers.shared)."""
+    import providers
 
-        _state["provider"] = (settings, get_provider(settings))
-    return _state["provider"][1]
+    return providers.shared(ensure_runtime())
 
 
 def measured(job):

@@ -18,13 +18,12 @@ log = logging.getLogger("tender.jobs.webhooks")
 
 @measured
 def fan_out_pending() -> int:
-    """Create the deliveries of every committed event not yet dispatched (nudged after commits;
-    one run serves a whole burst of events)."""
-    ensure_runtime()
+    """Create the deliveries of every committed event not yet dispatched and send them (nudged
+    after commits; one run serves a whole burst of events). Retries are left to delivery runs."""
+    settings = ensure_runtime()
+    policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
     with db.connection_context():
-        created = outbox.fan_out_pending(now=utcnow())
-    if created:
-        outbox.nudge_delivery()
+        created, _ = outbox.fan_out_and_send(policy)
     return created
 
 
@@ -38,7 +37,7 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
         # Fan-out jobs queue behind this run on the same worker: while slow receivers keep it
         # busy, it fans out new events itself before each idle look.
         counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds,
-                                              before_idle_look=lambda: outbox.fan_out_pending(now=utcnow()))
+                                              before_idle_look=lambda: outbox.relay(now=utcnow(), grace=dt.timedelta(0)))
     return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}
 
 

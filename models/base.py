@@ -11,7 +11,9 @@ from urllib.parse import unquote, urlsplit
 import peewee as pw
 from playhouse.pool import PooledPostgresqlDatabase
 
-db = pw.DatabaseProxy()
+from models.after_commit import DatabaseProxy
+
+db = DatabaseProxy()      # nested atomic() blocks keep after-commit callbacks right (models/after_commit.py)
 
 
 class BaseModel(pw.Model):

@@ -5,6 +5,7 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+import time
 
 from models.stores import ApiKey, Store
 from services.errors import DomainError
@@ -64,18 +65,29 @@ def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tupl
     return key, raw
 
 
+# Key lookups are cached per process for at most this long, so a key revoked by any process stops
+# working everywhere within a second (docs/security.md); this process forgets at once.
+KEY_CACHE_SECONDS = 1.0
+KEY_CACHE_SIZE = 10_000
+_key_cache: dict[str, tuple[float, dict, dict]] = {}
+
+
 def authenticate(raw_key: str, *, now: dt.datetime, connect_retry: bool = False) -> ApiKey | None:
-    """The live key for `raw_key`, with its store, in one indexed query; None if unusable.
+    """The live key for `raw_key`, with its store, in one indexed query (or from the short
+    per-process cache); None if unusable.
     `connect_retry`: a bootstrap key spent less than CONNECT_RETRY_WINDOW ago is usable too (connect
     then checks that the retry is for the same site)."""
     if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 128:
         return None
     wanted = digest(raw_key)
-    key = ApiKey.select(ApiKey, Store).join(Store).where(ApiKey.digest == wanted).first()
-    # The digest is the index key; comparing it again in constant time keeps a timing
-    # difference in the index lookup from telling anything about near-miss keys.
-    if key is None or not hmac.compare_digest(key.digest, wanted):
-        return None
+    key = _cached_key(wanted)
+    if key is None:
+        key = ApiKey.select(ApiKey, Store).join(Store).where(ApiKey.digest == wanted).first()
+        # The digest is the index key; comparing it again in constant time keeps a timing
+        # difference in the index lookup from telling anything about near-miss keys.
+        if key is None or not hmac.compare_digest(key.digest, wanted):
+            return None
+        _remember_key(key)
     if key.revoked_at is not None:
         return None
     if key.consumed_at is not None:
@@ -94,7 +106,31 @@ def granted_scopes(key: ApiKey) -> frozenset:
     return key.scope_set & KNOWN_SCOPES
 
 
+def _cached_key(wanted: str) -> ApiKey | None:
+    entry = _key_cache.get(wanted)
+    if entry is None or entry[0] < time.monotonic():
+        return None
+    # A fresh instance per request: a handler may change its key or store object.
+    key = ApiKey(**entry[1])
+    key.store = Store(**entry[2])
+    return key
+
+
+def _remember_key(key: ApiKey) -> None:
+    if key.kind == "bootstrap":
+        return            # single-use: its consumption must be seen at once by every process
+    if len(_key_cache) >= KEY_CACHE_SIZE:
+        _key_cache.clear()
+    _key_cache[key.digest] = (time.monotonic() + KEY_CACHE_SECONDS, dict(key.__data__), dict(key.store.__data__))
+
+
+def forget_cached_keys() -> None:
+    """Called when this process revokes keys: no wait for the cache to run out here."""
+    _key_cache.clear()
+
+
 def revoke(key_id: str, *, now: dt.datetime) -> bool:
+    forget_cached_keys()
     updated = ApiKey.update(revoked_at=now).where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null()).execute()
     if not updated and not ApiKey.select().where(ApiKey.id == key_id).exists():
         raise DomainError("api_key_not_found", f"No API key {key_id!r}.")
@@ -102,6 +138,7 @@ def revoke(key_id: str, *, now: dt.datetime) -> bool:
 
 
 def revoke_store_keys(store: Store, *, kind: str, now: dt.datetime) -> int:
+    forget_cached_keys()
     return (ApiKey.update(revoked_at=now)
             .where((ApiKey.store == store) & (ApiKey.kind == kind) & ApiKey.revoked_at.is_null())
             .execute())

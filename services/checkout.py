@@ -43,12 +43,12 @@ class CheckoutResult:
 
 
 def provider_for(settings):
-    """The configured swap provider (the payment engine's `providers.get_provider`)."""
-    get_provider = getattr(providers, "get_provider", None)
-    if get_provider is None:   # the payment engine is not installed in this build
+    """This process's swap provider (`providers.shared`: one per process, not one per checkout)."""
+    shared = getattr(providers, "shared", None)
+    if shared is None:   # the payment engine is not installed in this build
         raise CheckoutUnavailable("Paying from a chosen asset is not available yet; start the checkout "
                                   "without origin_asset and refund_to and pick on the checkout page.")
-    return get_provider(settings)
+    return shared(settings)
 
 
 def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int,

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from schemas.invoices import InvoiceSchema
@@ -33,10 +32,8 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime) -> Event:
 
 
 def after_commit(event: Event | None) -> None:
-    """Nudge the fan-out of an event whose transaction has committed (the outbox's second half).
-
-    Inside a caller's own transaction the event is not committed yet, so no nudge: a job must not
-    look for a row it cannot see. The relay sweep dispatches it, or the caller calls
-    `outbox.nudge_fan_out()` after its commit."""
-    if event is not None and not db.in_transaction():
+    """Nudge the fan-out of `event` once its transaction commits (the outbox's second half): at
+    once when that has happened, after the caller's outermost commit when the call is made
+    inside a transaction, never if it rolls back (models/after_commit.py)."""
+    if event is not None:
         outbox.nudge_fan_out()

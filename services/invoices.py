@@ -6,7 +6,7 @@ import datetime as dt
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.stores import ApiKey, Store
-from services import ids, integrations, invoice_states, outbox
+from services import ids, integrations, invoice_states
 from services.locks import lock_row, write_transaction
 from services.errors import DomainError, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
@@ -87,10 +87,7 @@ def _create_for_installation(integration: Integration, fields: dict, *, now: dt.
                               f"({existing.status}).",
                               details={"invoice_id": existing.public_id, "status": existing.status,
                                        "external_order_id": fields["external_order_id"]})
-        invoice = invoice_states.create(now=now, integration_id=integration.id, **fields)
-    # Created inside this transaction, so create() left the nudge to us (services/events.after_commit).
-    outbox.nudge_fan_out()
-    return invoice
+        return invoice_states.create(now=now, integration_id=integration.id, **fields)
 
 
 def get_for_store(store: Store, public_id: str) -> Invoice:

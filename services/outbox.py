@@ -1,7 +1,7 @@
 """The outbox relay: committed event rows become delivery rows (fan-out), then deliveries are sent.
 
 The database is the truth: an RQ job is only a nudge to do the work now. `nudge_fan_out()` runs
-after the event's transaction commits and queues one run for however many events a burst
+after the event's transaction commits (models/after_commit.py) and queues one run for however many events a burst
 commits; if Redis is unreachable the nudge is lost and `relay()` (the scheduler's sweep) fans
 the event out a few seconds later instead. Fan-out is
 idempotent: the event is marked dispatched by compare-and-set in the same transaction that
@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import secrets
+from dataclasses import dataclass
 
 import peewee as pw
 import redis as redis_lib
 
+from models.after_commit import on_commit
 from models.base import db, is_postgres
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
-from services import ids, queues
+from services import clock, ids, queues, webhook_delivery
 
 log = logging.getLogger("tender.outbox")
 
@@ -39,6 +42,10 @@ DELIVER_JOB = "jobs.webhooks.deliver_due"
 
 
 def _nudge(flag: str, job: str, what: str) -> None:
+    on_commit(lambda: _enqueue_once(flag, job, what))
+
+
+def _enqueue_once(flag: str, job: str, what: str) -> None:
     try:
         if queues.redis().set(flag, "1", nx=True, px=NUDGE_EXPIRY_MS):
             queues.queue("webhooks").enqueue(job, result_ttl=0, failure_ttl=3600)
@@ -55,12 +62,13 @@ def clear_nudge(flag: str) -> None:
 
 
 def nudge_fan_out() -> None:
-    """Ask a worker to fan out committed events now. Call after commit; a lost nudge only delays."""
+    """Ask a worker to fan out events once they are committed; a lost nudge only delays."""
     _nudge(FAN_OUT_NUDGE_KEY, FAN_OUT_JOB, "committed events")
 
 
 def nudge_delivery() -> None:
-    """Ask a worker for a delivery run: one run for a burst, since a run claims everything due."""
+    """Ask a worker for a delivery run once the caller's transaction commits: one run for a
+    burst, since a run claims everything due."""
     _nudge(DELIVER_NUDGE_KEY, DELIVER_JOB, "deliveries")
 
 
@@ -77,48 +85,107 @@ def _targets(event: Event) -> list[dict]:
                  .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
                  .order_by(WebhookEndpoint.created_at).objects())
     own_installation = invoice.integration_id if invoice is not None else None
-    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None}
+    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None,
+                "healthy": endpoint.failing_since is None}
                for endpoint in endpoints if endpoint.subscribes_to(event.type)
                and (endpoint.installation is None or endpoint.installation == own_installation)]
     callback_url = invoice.callback_url if invoice is not None else None
     if callback_url:
         # The legacy callback receives every kind, like an endpoint subscribed to ["*"].
-        targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": callback_url})
+        targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": callback_url, "healthy": True})
     return targets
 
 
-def fan_out(event_id, *, now: dt.datetime) -> int:
+@dataclass
+class DirectSend:
+    """A fan-out run's claim on the deliveries it creates, to send them itself at once."""
+    token: str
+    policy: webhook_delivery.DeliveryPolicy
+    budget: int             # at most this many claimed: the run's slots, well inside the claim
+    left_unclaimed: int = 0
+
+
+def fan_out(event_id, *, now: dt.datetime, direct: DirectSend | None = None) -> int:
     """Create the event's deliveries and mark it dispatched, once. Returns deliveries created
-    (0 when the event is unknown or another worker already dispatched it)."""
+    (0 when the event is unknown or another worker already dispatched it).
+
+    With `direct` the deliveries are created already claimed for their first attempt, as
+    `webhook_delivery.claim_due` would leave them, for the caller to send at once; except where
+    that could hurt fairness (a failing endpoint, or one at its in-flight cap) or the run has no
+    slot left: those are created due, for a delivery run (docs/webhooks.md#fairness)."""
     with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
         claimed = (Event.update(dispatched_at=now)
                    .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
         if claimed == 0:
             return 0
         event = Event.get_by_id(event_id)
-        rows = [dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id,
-                     event=event.id, status="pending", attempts=0, next_attempt_at=now,
-                     created_at=now, updated_at=now, **target) for target in _targets(event)]
-        if rows:
-            WebhookDelivery.insert_many(rows).execute()
-    return len(rows)
+        targets = _targets(event)
+        room = set()
+        if direct is not None:
+            room = webhook_delivery.endpoints_with_room(
+                [target["endpoint"] for target in targets if target["healthy"] and target["endpoint"]],
+                direct.policy, now=now)
+        rows = []
+        for target in targets:
+            healthy = target.pop("healthy")
+            first_attempt = dict(attempts=0, next_attempt_at=now)
+            if direct is not None:
+                if direct.budget > 0 and healthy and (target["endpoint"] is None or target["endpoint"] in room):
+                    direct.budget -= 1
+                    first_attempt = dict(claim_token=direct.token, attempts=1, last_attempt_at=now,
+                                         next_attempt_at=now + dt.timedelta(seconds=direct.policy.claim_seconds))
+                else:
+                    direct.left_unclaimed += 1
+            rows.append(dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id,
+                             event=event.id, status="pending", created_at=now, updated_at=now, **target,
+                             **first_attempt))
+        if not rows:
+            return 0
+        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too).
+        return len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
 
 
-def fan_out_pending(*, now: dt.datetime) -> int:
-    """The nudged run: fan out every undispatched event, however young. Returns deliveries created."""
+def fan_out_and_send(policy: webhook_delivery.DeliveryPolicy, *, now=clock.utcnow,
+                     batch: int = RELAY_BATCH) -> tuple[int, webhook_delivery.RunCounts]:
+    """The nudged run: fan out every undispatched event, however young, and send the deliveries it
+    creates itself. As many as its slots can send within their claim are created claimed by this
+    run, so their first attempt costs no claim transaction; the rest are claimed as slots free. The sending is a
+    delivery run (webhook_delivery.deliver_due), so a slow receiver holds only its own slots and
+    events committed meanwhile are fanned out and sent while it trickles. A run that dies leaves
+    claims that run out, and a delivery run takes them over (docs/webhooks.md).
+    Returns (deliveries created, what their first attempts did)."""
     clear_nudge(FAN_OUT_NUDGE_KEY)
-    return relay(now=now, grace=dt.timedelta(0))
+    # As many as the run's slots can surely send before their claim runs out (attempts are cut
+    # off at their deadline), so a claimed delivery is never sent twice.
+    rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)
+    direct = DirectSend(token=secrets.token_hex(16), policy=policy, budget=policy.concurrency * rounds)
+    created = 0
+    while True:
+        pending = _undispatched(now=now(), grace=dt.timedelta(0), batch=batch)
+        for event_id in pending:
+            created += fan_out(event_id, now=now(), direct=direct)
+        if len(pending) < batch:
+            break
+    counts = webhook_delivery.deliver_due(
+        policy, now=now, first=webhook_delivery.claimed_work(direct.token), claim_more=direct.left_unclaimed > 0,
+        before_idle_look=lambda: relay(now=now(), grace=dt.timedelta(0)))
+    return created, counts
+
+
+def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
+    """Events not dispatched and older than `grace`, oldest first (the partial index event_undispatched)."""
+    return [event_id for (event_id,) in Event.select(Event.id)
+            .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
+            .order_by(Event.created_at).limit(batch).tuples()]
 
 
 def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH) -> int:
     """Fan out every event left undispatched for longer than `grace` (lost nudges, Redis outages,
-    crashed workers). Uses the partial index event_undispatched. Returns deliveries created."""
+    crashed workers). Returns deliveries created; a delivery run sends them."""
     created = 0
     while True:
-        pending = list(Event.select(Event.id)
-                       .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
-                       .order_by(Event.created_at).limit(batch).tuples())
-        for (event_id,) in pending:
+        pending = _undispatched(now=now, grace=grace, batch=batch)
+        for event_id in pending:
             created += fan_out(event_id, now=now)
         if len(pending) < batch:
             return created

@@ -5,7 +5,7 @@ import datetime as dt
 import secrets
 
 from models.stores import Store
-from services import ids
+from services import api_keys, ids
 from services.display_text import spoofing_problem
 from services.errors import DomainError, NotFound
 
@@ -37,4 +37,5 @@ def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
     if not 1 <= len(wallet) <= 256:
         raise DomainError("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
     Store.update(payout_wallet=wallet, updated_at=now).where(Store.id == store.id).execute()
+    api_keys.forget_cached_keys()          # keys carry their store: this process sees the wallet at once
     return Store.get_by_id(store.id)

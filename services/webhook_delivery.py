@@ -105,15 +105,35 @@ def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[W
         return _load_work(token)
 
 
+def _in_flight_counts(*, now: dt.datetime) -> dict:
+    """Claimed, unexpired attempts per cap target (endpoint, or store for legacy callbacks)."""
+    key = _target_key()
+    return dict(WebhookDelivery.select(key, fn.COUNT(WebhookDelivery.id))
+                .where(_in_flight(now)).group_by(key).tuples())
+
+
+def _in_flight(now: dt.datetime):
+    return ((WebhookDelivery.status == "pending") & WebhookDelivery.claim_token.is_null(False)
+            & (WebhookDelivery.next_attempt_at > now))
+
+
+def endpoints_with_room(endpoint_ids: list, policy: DeliveryPolicy, *, now: dt.datetime) -> set:
+    """Those of `endpoint_ids` with fewer attempts in flight than the per-endpoint cap."""
+    if not endpoint_ids:
+        return set()
+    counts = dict(WebhookDelivery.select(WebhookDelivery.endpoint, fn.COUNT(WebhookDelivery.id))
+                  .where(_in_flight(now) & WebhookDelivery.endpoint.in_(endpoint_ids))
+                  .group_by(WebhookDelivery.endpoint).tuples())
+    return {endpoint_id for endpoint_id in endpoint_ids
+            if counts.get(endpoint_id, 0) < policy.max_in_flight_per_endpoint}
+
+
 def _due_within_caps(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list:
     """The oldest due deliveries whose endpoint has room: a hostile endpoint's backlog takes at
     most its cap, and the rest of the batch goes to everyone else."""
     cap = policy.max_in_flight_per_endpoint
     key = _target_key()
-    in_flight = dict(WebhookDelivery.select(key, fn.COUNT(WebhookDelivery.id))
-                     .where((WebhookDelivery.status == "pending") & WebhookDelivery.claim_token.is_null(False)
-                            & (WebhookDelivery.next_attempt_at > now))
-                     .group_by(key).tuples())
+    in_flight = _in_flight_counts(now=now)
     due = (WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now)
     full = [target for target, count in in_flight.items() if count >= cap]
     if full:
@@ -136,6 +156,11 @@ def _due_within_caps(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) ->
             room[target] -= 1
             rows.append(row)
     return rows
+
+
+def claimed_work(token: str) -> list[Work]:
+    """The deliveries claimed under `token`, ready to send."""
+    return _load_work(token)
 
 
 def _load_work(token: str) -> list[Work]:
@@ -290,9 +315,24 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
 
 IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
 
+IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
+
+def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
+                 session: requests.Session | None = None) -> None:
+    """Send the deliveries already claimed under `token` (services/outbox.fan_out_and_send creates
+    them so) concurrently, and record the results in one batch."""
+    work = _load_work(token)
+    if not work:
+        return
+    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    with ThreadPoolExecutor(max_workers=min(policy.concurrency, len(work)), thread_name_prefix="webhook") as pool:
+        outcomes = list(pool.map(lambda one: send(session, one, policy), work))
+    record(outcomes, policy, now=clock.utcnow(), counts=counts)
+
 
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
-                session: requests.Session | None = None, before_idle_look=None) -> RunCounts:
+                session: requests.Session | None = None, before_idle_look=None,
+                first: list[Work] = (), claim_more: bool = True) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
     due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
 
@@ -300,15 +340,20 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     slots have finished (or nothing else is in flight), so a transaction covers many attempts.
     While slow attempts hold slots and nothing finishes, the run still looks for newly due work
     every IDLE_LOOK_SECONDS (after calling `before_idle_look`, e.g. a fan-out), so a slow
-    endpoint's attempts never delay another endpoint's deliveries by more than that."""
+    endpoint's attempts never delay another endpoint's deliveries by more than that.
+
+    `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
+    false the run claims nothing else unless an idle look may have made new work due."""
     counts = RunCounts()
     session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
     began = time.monotonic()
     in_flight, finished = {}, []
     half = max(1, policy.concurrency // 2)
-    backlog = True     # did the last claim fill every slot it asked for (so more may be due)?
-    idle = False       # did the last wait end with nothing finished?
+    backlog = claim_more   # did the last claim fill every slot it asked for (so more may be due)?
+    idle = False           # did the last wait end with nothing finished?
     with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
+        for work in first:
+            in_flight[pool.submit(send, session, work, policy)] = work
         while True:
             if finished and (len(finished) >= half or not in_flight):
                 record(finished, policy, now=now(), counts=counts)
@@ -318,10 +363,12 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
             # claim again only when everything has finished (a last look for newly due work) or
             # when slow attempts left the run idle. Each claim is a transaction: claiming into an
             # empty backlog cost 2 of 4 per event.
-            wants_more = (not in_flight and not finished) or (backlog and free >= half) or (idle and free > 0)
+            wants_more = ((claim_more and ((not in_flight and not finished) or (backlog and free >= half)))
+                          or (idle and free > 0))
             if wants_more and time.monotonic() - began < max_seconds:
                 if idle and before_idle_look is not None:
                     before_idle_look()
+                    claim_more = True          # the look may have made new deliveries due
                 claimed = claim_due(policy, now=now(), limit=free)
                 backlog = len(claimed) == free
                 for work in claimed:

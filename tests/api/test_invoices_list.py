@@ -250,6 +250,7 @@ def test_no_query_per_row(client, auth, store):
             assert len(list_invoices(client, auth, limit=limit)["data"]) == limit
         return counter.count
 
+    queries_for(1)                      # the key lookup is cached for a second from here on
     assert queries_for(1) == queries_for(50)
 
 
@@ -261,4 +262,5 @@ def test_a_deep_page_costs_the_same_queries_as_the_first(client, auth, store):
             list_invoices(client, auth, limit=5, **query)
         return counter.count
 
+    queries_for(starting_after=series[0])        # the key lookup is cached for a second from here on
     assert queries_for(starting_after=series[0]) == queries_for(starting_after=series[24])

@@ -176,6 +176,7 @@ def test_no_query_per_row(client, auth, store):
             assert len(list_transactions(client, auth, limit=limit)["data"]) == limit
         return counter.count
 
+    queries_for(1)                      # the key lookup is cached for a second from here on
     assert queries_for(1) == queries_for(50)
 
 
@@ -190,4 +191,5 @@ def test_invoice_transactions_take_no_query_per_row(client, auth, store):
             client.get(f"/v1/invoices/{invoice.public_id}/transactions", headers=auth)
         return counter.count
 
+    queries_for(one)                    # the key lookup is cached for a second from here on
     assert queries_for(one) == queries_for(many)
