@@ -258,3 +258,30 @@ def test_every_failed_call_says_so_and_offers_a_retry(server, pages):
     assert server.api("POST", f"/v1/invoices/{invoice['id']}/cancel").status_code == 200
     page.select_option("#asset", "usdc.base")
     expect(page.get_by_role("heading", name="This invoice was cancelled")).to_be_visible(timeout=TIMEOUT_MS)
+
+
+def test_memo_and_used_up_link_states_are_accessible(server, pages):
+    """The states no other test reaches: a deposit that needs a memo, and a paid single-use link."""
+    invoice = _invoice(server)
+    quoted = server.api("POST", f"/v1/public/invoices/{invoice['id']}/quote",
+                        json={"origin_asset": "xlm", "refund_to": "G" + "A" * 55, "dry": False})
+    assert quoted.status_code == 200, quoted.text
+    page = pages.open(invoice["checkout_url"])
+    memo = quoted.json()["invoice"]["deposit_memo"]
+    expect(page.locator("[data-panel=pay] [data-field=deposit_memo]")).to_have_text(memo)
+    expect(page.locator("[data-field=memo-box]")).to_be_visible()
+    pages.assert_accessible(page, "checkout awaiting payment with a memo")
+
+    created = server.api("POST", "/v1/payment-links", json={
+        "title": "One bag of beans", "amount_mode": "fixed_amount", "amount": "18.00",
+        "allow_multiple_payments": False})
+    assert created.status_code == 201, created.text
+    link = created.json()
+    checkout = requests.post(f"{server.base_url}/v1/public/payment-links/{link['public_id']}/checkout",
+                             json={}, timeout=10).json()
+    assert server.api("POST", f"/v1/test_helpers/invoices/{checkout['invoice_id']}/pay", json={}).status_code == 202
+    wait_for(lambda: _status(server, checkout["invoice_id"]) == "paid", timeout=15, what="the link's invoice paid")
+    used = pages.open(link["public_url"])
+    expect(used.get_by_role("heading", name="Already paid")).to_be_visible()
+    pages.assert_accessible(used, "used-up single-use payment link")
+    assert not pages.console_errors, pages.console_errors
