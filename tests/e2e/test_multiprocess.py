@@ -98,7 +98,7 @@ def stack():
         def healthy():
             try:
                 return requests.get(f"{base_url}/health", timeout=1).status_code == 200
-            except requests.ConnectionError:
+            except requests.RequestException:       # not listening yet, or the worker still booting
                 return False
 
         wait_for(healthy, timeout=30, what="gunicorn to answer /health")
