@@ -19,7 +19,7 @@ from redis.connection import Connection
 
 log = logging.getLogger("tender.redis")
 
-SOCKET_TIMEOUT_SECONDS = 0.4     # connect and each read/write: Redis answers in well under 1 ms
+SOCKET_TIMEOUT_SECONDS = 0.25    # connect and each read/write: Redis answers in well under 1 ms
 OPEN_SECONDS = 5.0
 _FAILURES = (redis_lib.ConnectionError, redis_lib.TimeoutError, OSError)
 
@@ -48,43 +48,49 @@ class Breaker:
         self._open_until = 0.0
 
 
-BREAKER = Breaker()
-
-
 class BreakerConnection(Connection):
-    """redis-py's TCP connection, refusing at once while the breaker is open and tripping it on
-    a failed or timed-out connect, send or read."""
+    """redis-py's TCP connection, refusing at once while its client's breaker is open and tripping
+    it on a failed or timed-out connect, send or read. `client()` makes a subclass per client,
+    carrying that client's breaker."""
+
+    breaker: Breaker
 
     def connect(self):
-        BREAKER.check()
+        self.breaker.check()
         try:
             return super().connect()
         except _FAILURES as error:
-            BREAKER.trip(error)
+            self.breaker.trip(error)
             raise
 
     def send_packed_command(self, command, check_health=True):
-        BREAKER.check()
+        self.breaker.check()
         try:
             return super().send_packed_command(command, check_health=check_health)
         except _FAILURES as error:
-            BREAKER.trip(error)
+            self.breaker.trip(error)
             raise
 
     def read_response(self, *args, **kwargs):
         try:
             return super().read_response(*args, **kwargs)
         except _FAILURES as error:
-            BREAKER.trip(error)
+            self.breaker.trip(error)
             raise
 
 
 def client(redis_url: str) -> redis_lib.Redis:
-    """A Redis client with short timeouts, no retries and the breaker."""
+    """A Redis client with short timeouts, no retries and a breaker of its own."""
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    return redis_lib.Redis.from_url(redis_url, connection_class=BreakerConnection,
+    connection_class = type("BreakerConnection", (BreakerConnection,), {"breaker": Breaker()})
+    return redis_lib.Redis.from_url(redis_url, connection_class=connection_class,
                                     socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
                                     socket_timeout=SOCKET_TIMEOUT_SECONDS, retry=Retry(NoBackoff(), 0),
                                     health_check_interval=30)
+
+
+def breaker_of(redis_client) -> Breaker | None:
+    """The breaker of a client `client()` made (None for others, e.g. the embedded fakeredis)."""
+    return getattr(redis_client.connection_pool.connection_class, "breaker", None)

@@ -132,7 +132,8 @@ class _DeadlineConnectionMixin:
                     raise AddressRefused(self, f"refused: {self._dns_host} resolves to {reason}")
         last_error = None
         for address in addresses:
-            timeout = self.timeout if deadline is None else min(self.timeout, deadline.remaining())
+            timeout = self.timeout if deadline is None else min(self.timeout or deadline.seconds,
+                                                                 deadline.remaining())
             try:
                 sock = urllib3_connection.create_connection(
                     (address, self.port), timeout, source_address=self.source_address,
