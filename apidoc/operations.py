@@ -208,10 +208,9 @@ OPERATIONS = {
                     "call that sends them."),
     ("POST", "/v1/webhook-endpoints/<endpoint_id>/replay"): Op(
         "Replay events to an endpoint after an outage", "Webhooks", WebhookReplaySchema, status=202,
-        body=WebhookReplayCreateSchema, headers=("IdempotencyKey",),
+        body=WebhookReplayCreateSchema,
         links={"ListReplayDeliveries": ("list_deliveries", {"endpoint_id": "$response.body#/endpoint_id"})},
-        errors={409: "`idempotency_key_in_use`: a request with this Idempotency-Key is still running.",
-                422: "`validation_error`: more than 10,000 events match (narrow `since`/`until` or `types`), "
+        errors={422: "`validation_error`: more than 10,000 events match (narrow `since`/`until` or `types`), "
                      "`until` not after `since`, or the endpoint is disabled; `unknown_event_type` in `types`."},
         description="A new delivery of every event the endpoint subscribes to (narrowed by `types`) created in "
                     "[`since`, `until`), at most 10,000 a call; sent and retried like any delivery."),
