@@ -7,7 +7,7 @@ import time
 
 from config import Settings
 from models.base import init_db, make_database
-from services import queues, urls
+from services import events, queues, urls
 
 # Defence in depth: whatever a log line says, a full key or secret never leaves the process.
 _SECRETS = (
@@ -58,3 +58,4 @@ def init_runtime(settings: Settings) -> None:
                           stale_timeout=settings.db_stale_timeout_seconds))
     queues.connect(settings.redis_url)
     urls.configure(settings.checkout_base_url)
+    events.configure(livemode=settings.swap_provider != "sandbox")

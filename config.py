@@ -60,11 +60,14 @@ class Settings:
     # Payment engine (docs/payment-engine.md): how often the scheduler ticks each sweep, how many
     # invoices one job claims at a time, and how many it polls at once.
     chain_poll_interval_seconds: int = 10
+    hot_poll_interval_seconds: int = 2          # invoices with money in flight or a buyer paying now
     settlement_poll_interval_seconds: int = 10
     expiry_sweep_interval_seconds: int = 30
     poll_batch_size: int = 200
     poll_concurrency: int = 8
     poll_lease_seconds: int = 60               # a poller's claim on an invoice; a dead worker's lapses
+    quote_min_remaining_seconds: int = 120      # a deposit address needs this long left to be paid
+    expiry_provider_timeout_seconds: int = 3    # the expiry sweep and cancel wait this long for the provider
     sandbox_latency_ms: int = 0                 # the sandbox answers status reads this slowly (tests, bench)
     embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
 
@@ -83,7 +86,7 @@ def load_settings(environ) -> Settings:
     return Settings(
         database_url=env.database_url("DATABASE_URL", DEFAULT_DATABASE_URL),
         redis_url=env.redis_url("REDIS_URL"),
-        swap_provider=env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, "sandbox"),
+        swap_provider=_swap_provider(env),
         oneclick_base_url=env.url("ONECLICK_BASE_URL", "https://1click.chaindefuser.com"),
         oneclick_jwt=env.text("ONECLICK_JWT"),
         # Minimum 5 s (not 60): the multi-process tests and demos watch a real expiry happen.
@@ -108,14 +111,26 @@ def load_settings(environ) -> Settings:
         trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=10),
         **_webhook_settings(env),
         chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
+        hot_poll_interval_seconds=env.integer("HOT_POLL_INTERVAL_SECONDS", 2, minimum=1, maximum=3600),
         settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
         expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600),
         poll_batch_size=env.integer("POLL_BATCH_SIZE", 200, minimum=1, maximum=10000),
         poll_concurrency=env.integer("POLL_CONCURRENCY", 8, minimum=1, maximum=64),
         poll_lease_seconds=env.integer("POLL_LEASE_SECONDS", 60, minimum=2, maximum=3600),
+        quote_min_remaining_seconds=env.integer("QUOTE_MIN_REMAINING_SECONDS", 120, minimum=0, maximum=86400),
+        expiry_provider_timeout_seconds=env.integer("EXPIRY_PROVIDER_TIMEOUT_SECONDS", 3, minimum=1, maximum=60),
         sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", 0, minimum=0, maximum=60000),
         embedded_jobs=env.boolean("EMBEDDED_JOBS", True),
     )
+
+
+def _swap_provider(env) -> str:
+    """The sandbox is the default only on the embedded SQLite database: a PostgreSQL deployment that
+    forgot the variable must not hand buyers a "Simulate payment" button (docs/payment-engine.md)."""
+    database_url = env.text("DATABASE_URL", DEFAULT_DATABASE_URL)
+    if env.text("SWAP_PROVIDER") is None and database_url.startswith(("postgres:", "postgresql:")):
+        raise ConfigError("SWAP_PROVIDER: must be set (sandbox or oneclick) when DATABASE_URL is PostgreSQL")
+    return env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, "sandbox")
 
 
 def _webhook_settings(env) -> dict:

@@ -26,6 +26,7 @@ def _setup(invoice_count: int):
     if not os.environ.get("DATABASE_URL"):
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.db"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("SWAP_PROVIDER", "sandbox")
     import jobs
     from cli import migrate
     from models.base import db, is_postgres

@@ -44,6 +44,7 @@ def env(url: str, **extra) -> dict:
     values.update({"DATABASE_URL": url, "PYTHONPATH": str(ROOT), "LOG_LEVEL": "WARNING",
                    "RATE_LIMIT_WRITE_MODE": "off", "RATE_LIMIT_READ_MODE": "off", "RATE_LIMIT_PUBLIC_MODE": "off",
                    "EMBEDDED_JOBS": "0"})
+    values.setdefault("SWAP_PROVIDER", "sandbox")   # required on PostgreSQL
     values.update({key: str(value) for key, value in extra.items()})
     return values
 

@@ -33,7 +33,8 @@ def start_receiver():
 
 
 def setup(database_url: str):
-    settings = load_settings({"DATABASE_URL": database_url, "ALLOW_PRIVATE_WEBHOOK_URLS": "1", "LOG_LEVEL": "WARNING"})
+    settings = load_settings({"DATABASE_URL": database_url, "ALLOW_PRIVATE_WEBHOOK_URLS": "1", "LOG_LEVEL": "WARNING",
+                               "SWAP_PROVIDER": "sandbox"})
     if database_url.startswith("postgres"):
         from tests.conftest import _create_postgres_database
 

@@ -24,12 +24,12 @@ STATUS_BY_CODE = {
     "validation_error": 400, "invalid_json": 400, "invalid_cursor": 400, "payout_wallet_not_configured": 400,
     "invoice_not_cancellable": 400, "activation_refused": 400, "pricing_locked": 400,
     "amount_out_of_range": 400, "idempotency_key_reused": 400, "unsupported_asset": 400,
-    "invoice_not_payable": 400,
+    "invoice_not_payable": 400, "invoice_expiring": 400,
     "method_not_allowed": 405, "request_too_large": 413,
     "idempotency_key_in_use": 409, "EXTERNAL_ORDER_INTEGRATION_CONFLICT": 409, "INTEGRATION_SITE_CONFLICT": 409,
     "invalid_webhook_url": 422, "unknown_event_type": 422, "webhook_endpoint_limit": 422,
     "rate_limited": 429, "internal_error": 500,
-    "checkout_unavailable": 503, "service_unavailable": 503,
+    "checkout_unavailable": 503, "service_unavailable": 503, "provider_unavailable": 503,
 }
 TYPE_BY_STATUS = {
     400: "invalid_request", 401: "authentication_error", 403: "permission_error", 404: "not_found",
@@ -94,8 +94,8 @@ def register_error_handlers(app):
         retry_after = getattr(error, "retry_after", None)       # e.g. services.checkout.CheckoutUnavailable
         if retry_after:
             headers["Retry-After"] = str(retry_after)
-        return error_response(error.code, error.message, param=error.param, details=error.details,
-                              headers=headers)
+        return error_response(error.code, error.message, status=getattr(error, "status", None), param=error.param,
+                              details=error.details, headers=headers)
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException):

@@ -1,7 +1,7 @@
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
-from blueprints.context import settings
+from blueprints.context import provider, settings
 from blueprints.errors import legacy_errors
 from blueprints.idempotency import idempotent
 from blueprints.requests import load_body, load_query
@@ -58,7 +58,8 @@ def get_invoice_status(invoice_id):
 @idempotent()
 def cancel_invoice(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
-    return InvoiceSchema().dump(invoices.cancel(invoice, g.api_key, now=utcnow()))
+    return InvoiceSchema().dump(invoices.cancel(invoice, g.api_key, now=utcnow(), provider=provider(),
+                                                timeout_seconds=settings().expiry_provider_timeout_seconds))
 
 
 @bp.get("/<invoice_id>/transactions")

@@ -7,7 +7,7 @@ from blueprints.requests import load_body
 from blueprints.test_helpers import sandbox_only
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
     QuoteSchema
-from services import buyer_payments, invoices, nudges, quotes, test_helpers
+from services import buyer_payments, invoices, polling, quotes, test_helpers
 from services.clock import utcnow
 from services.errors import DomainError, validation_error
 
@@ -47,7 +47,8 @@ def quote_invoice(invoice_id):
         if not data["refund_to"]:
             raise validation_error("refund_to", "is required when dry is false")
         invoice, quote = quotes.commit(invoice, provider(), origin_asset=data["origin_asset"],
-                                       refund_to=data["refund_to"], now=utcnow())
+                                       refund_to=data["refund_to"], now=utcnow(),
+                                       min_remaining_seconds=settings().quote_min_remaining_seconds)
     invoice = invoices.get_public(invoice_id)
     return {"invoice": _invoice_view(invoice), "quote": QuoteSchema().dump(quote) if quote else None,
             "dry": data["dry"]}
@@ -66,5 +67,5 @@ def simulate_public_payment(invoice_id):
                           "choose an asset and a refund address first.")
     invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
                                             amount=None, origin_asset=None, refund_to=None)
-    nudges.nudge("chain", "jobs.chain.poll_deposits")   # after commit: poll now, not at the next tick
+    polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return _invoice_view(invoice), 202

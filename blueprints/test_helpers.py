@@ -9,7 +9,7 @@ from blueprints.idempotency import idempotent
 from blueprints.requests import load_body
 from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
-from services import invoices, nudges, test_helpers
+from services import invoices, polling, test_helpers
 from services.clock import utcnow
 from services.errors import NotFound
 
@@ -33,5 +33,5 @@ def pay_invoice(invoice_id):
     data = load_body(SimulatedPaymentSchema())
     invoice = invoices.get_for_store(g.store, invoice_id)
     invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), **data)
-    nudges.nudge("chain", "jobs.chain.poll_deposits")   # after commit: poll now, not at the next tick
+    polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return InvoiceSchema().dump(invoice), 202

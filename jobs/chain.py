@@ -11,5 +11,6 @@ def poll_deposits() -> int:
     settings = ensure_runtime()
     with db.connection_context():
         return polling.poll_due("chain", provider(), clock=utcnow, base_seconds=settings.chain_poll_interval_seconds,
+                                hot_seconds=settings.hot_poll_interval_seconds,
                                 batch_size=settings.poll_batch_size, concurrency=settings.poll_concurrency,
                                 lease_seconds=settings.poll_lease_seconds)

@@ -7,9 +7,9 @@ from services.clock import utcnow
 
 @measured
 def sweep_expired_invoices() -> int:
-    ensure_runtime()
+    settings = ensure_runtime()
     with db.connection_context():
-        return expiry.expire_due(provider(), now=utcnow())
+        return expiry.expire_due(provider(), now=utcnow(), timeout_seconds=settings.expiry_provider_timeout_seconds)
 
 
 @measured

@@ -11,5 +11,6 @@ def poll_settlements() -> int:
     with db.connection_context():
         return polling.poll_due("settlement", provider(), clock=utcnow,
                                 base_seconds=settings.settlement_poll_interval_seconds,
+                                hot_seconds=settings.hot_poll_interval_seconds,
                                 batch_size=settings.poll_batch_size, concurrency=settings.poll_concurrency,
                                 lease_seconds=settings.poll_lease_seconds)

@@ -6,7 +6,7 @@ to and from smallest units is the adapter's job, because only it knows the wire 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Protocol
 
@@ -85,6 +85,37 @@ class DepositStatus:
     destination_tx_hashes: tuple[str, ...] = field(default_factory=tuple)  # payout to merchant
     refund_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
     updated_at: dt.datetime | None = None
+
+
+# What NUMERIC(36,18) holds: below 10**18 whole units.
+AMOUNT_LIMIT = Decimal(10) ** 18
+# Statuses that carry the deposited amount: without it nothing can be recorded or valued.
+NEEDS_AMOUNT_IN = (PROCESSING, SUCCESS, INCOMPLETE_DEPOSIT)
+
+
+def untrusted_reason(status: DepositStatus) -> str | None:
+    """Why a provider answer cannot be applied as it is, or None when it can (docs/payment-engine.md).
+
+    Every adapter's `DepositStatus` passes here before the payment engine reads it: the provider's
+    numbers are input, not truth. The reasons are a closed set (they label a metric)."""
+    if status.status not in STATUSES:
+        return "unknown_status"
+    for spec in fields(DepositStatus):
+        value = getattr(status, spec.name)
+        if spec.name.startswith(("amount_", "refunded_")) and value is not None:
+            if not _is_amount(value):
+                return "invalid_amount"
+    if status.status in NEEDS_AMOUNT_IN and status.amount_in is None:
+        return "missing_amount"
+    if (status.refunded_amount is not None and status.amount_in is not None
+            and status.refunded_amount > status.amount_in):
+        return "invalid_amount"          # more refunded than deposited
+    return None
+
+
+def _is_amount(value) -> bool:
+    # Extra fractional digits (24-decimal NEAR) are fine: the column rounds them; the whole part is not.
+    return isinstance(value, Decimal) and value.is_finite() and 0 <= value < AMOUNT_LIMIT
 
 
 class SwapProvider(Protocol):

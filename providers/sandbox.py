@@ -19,9 +19,11 @@ from providers import base
 from providers.base import Asset, DepositStatus, ProviderRejected, Quote, QuoteRequest
 
 FEE_RATE = Decimal("0.005")        # the simulated swap fee the buyer pays on top (0.5%)
-OUTCOMES = ("success", "underpaid", "refunded", "failed")
+OUTCOMES = ("success", "underpaid", "overpaid", "refunded", "failed")
+OVERPAYMENT = Decimal("1.2")       # an `overpaid` deposit without an amount sends this much of what is due
 SEQUENCES = {
     "success": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS),
+    "overpaid": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS),   # the excess is refunded
     "underpaid": (base.KNOWN_DEPOSIT_TX, base.INCOMPLETE_DEPOSIT),
     "refunded": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.REFUNDED),
     "failed": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.FAILED),
@@ -133,14 +135,19 @@ class SandboxProvider:
 
     def record_deposit(self, deposit_address: str, *, outcome: str | None, amount: Decimal | None,
                        now: dt.datetime) -> bool:
-        """Simulate the buyer's transfer. Once per address: False when one was already recorded."""
+        """Simulate the buyer's transfer. Once per address (False when one was already recorded),
+        except a `success` after an `underpaid` deposit: the buyer tops it up to what is due."""
         row = SandboxDeposit.get_by_id(deposit_address)
         origin = asset(row.origin_asset)
+        if row.outcome == "underpaid" and outcome in (None, "success"):
+            return self._top_up(row, now=now)
         if outcome is None:
-            outcome = "underpaid" if amount is not None and amount < row.amount_in else "success"
+            outcome = ("underpaid" if amount is not None and amount < row.amount_in
+                       else "overpaid" if amount is not None and amount > row.amount_in else "success")
         if amount is None:
-            amount = row.amount_in if outcome != "underpaid" else (row.amount_in / 2).quantize(
-                _places(origin.decimals), rounding=ROUND_FLOOR)
+            amount = {"underpaid": (row.amount_in / 2).quantize(_places(origin.decimals), rounding=ROUND_FLOOR),
+                      "overpaid": (row.amount_in * OVERPAYMENT).quantize(_places(origin.decimals))}.get(
+                outcome, row.amount_in)
         destination_network = asset(row.destination_asset).network
         return SandboxDeposit.update(
             outcome=outcome, deposited_amount=amount, deposited_at=now, polls=0,
@@ -150,6 +157,13 @@ class SandboxProvider:
         ).where((SandboxDeposit.deposit_address == deposit_address)
                 & SandboxDeposit.deposited_at.is_null()).execute() == 1
 
+    @staticmethod
+    def _top_up(row: SandboxDeposit, *, now: dt.datetime) -> bool:
+        # The deposit now covers what is due; the provider goes on from the deposit it knows.
+        return SandboxDeposit.update(outcome="success", deposited_amount=row.amount_in, polls=1).where(
+            (SandboxDeposit.deposit_address == row.deposit_address)
+            & (SandboxDeposit.outcome == "underpaid")).execute() == 1
+
 
 def _status_of(row: SandboxDeposit) -> DepositStatus:
     late = row.deposited_at > row.deadline
@@ -158,6 +172,7 @@ def _status_of(row: SandboxDeposit) -> DepositStatus:
     origin, destination = asset(row.origin_asset), asset(row.destination_asset)
     delivered = status == base.SUCCESS
     refunded = status == base.REFUNDED
+    excess = row.deposited_amount - row.amount_in if delivered and row.outcome == "overpaid" else Decimal(0)
     return DepositStatus(
         status=status,
         correlation_id=row.correlation_id,
@@ -165,10 +180,10 @@ def _status_of(row: SandboxDeposit) -> DepositStatus:
         amount_in_usd=row.deposited_amount * origin.price_usd,
         amount_out=row.amount_out if delivered else None,
         amount_out_usd=row.amount_out * destination.price_usd if delivered else None,
-        refunded_amount=row.deposited_amount if refunded else None,
+        refunded_amount=row.deposited_amount if refunded else excess if excess > 0 else None,
         origin_tx_hashes=(row.origin_tx_hash,),
         destination_tx_hashes=(row.destination_tx_hash,) if delivered else (),
-        refund_tx_hashes=(row.refund_tx_hash,) if refunded else (),
+        refund_tx_hashes=(row.refund_tx_hash,) if refunded or excess > 0 else (),
         updated_at=_now(),
     )
 

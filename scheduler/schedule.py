@@ -28,8 +28,11 @@ def sweeps(settings) -> list[dict]:
         # dispatched within seconds, and due webhook retries get a delivery run on the webhooks queue.
         {"func": relay_outbox, "queue_name": "maintenance", "interval": OUTBOX_RELAY_SECONDS, "result_ttl": 0,
          "failure_ttl": 3600},
-        sweep(poll_deposits, "chain", settings.chain_poll_interval_seconds),
-        sweep(poll_settlements, "settlement", settings.settlement_poll_interval_seconds),
+        # Polling ticks at the hot pace; each invoice's own `next_poll_at` says whether it is due
+        # (docs/payment-engine.md#adaptive-polling), so idle invoices are not read more often.
+        sweep(poll_deposits, "chain", min(settings.hot_poll_interval_seconds, settings.chain_poll_interval_seconds)),
+        sweep(poll_settlements, "settlement",
+              min(settings.hot_poll_interval_seconds, settings.settlement_poll_interval_seconds)),
         sweep(sweep_expired_invoices, "maintenance", settings.expiry_sweep_interval_seconds),
         sweep(purge_expired_idempotency_keys, "maintenance", IDEMPOTENCY_PURGE_SECONDS),
     ]

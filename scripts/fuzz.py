@@ -47,7 +47,7 @@ def server_environment(workdir: str, port: int) -> dict:
         "RATE_LIMIT_WRITE_PER_MINUTE": "100000", "RATE_LIMIT_READ_PER_MINUTE": "100000",
         "RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN": "100000", "RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP": "100000",
         "RATE_LIMIT_PUBLIC_READS_PER_IP": "100000",
-        "LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "WARNING", "SWAP_PROVIDER": "sandbox",
         # The fuzzed app must reach nothing outside this machine: no jobs run in the web process
         # (fuzzed webhook URLs are never dialled), and name lookups stay local (fuzz_sandbox).
         "EMBEDDED_JOBS": "0",

@@ -14,10 +14,19 @@ EVENT_TYPES = (
     "invoice.underpaid", "invoice.expired", "invoice.failed", "invoice.refunded", "invoice.cancelled",
 )
 _invoice_schema = InvoiceSchema()
+# False under the sandbox: a simulated payment must never pass for live money (docs/webhooks.md).
+_mode = {"livemode": False}
 
 
-def record(event_type: str, invoice: Invoice, *, now: dt.datetime) -> Event:
-    """Write one event carrying the invoice as it is now. Call inside the move's transaction."""
+def configure(*, livemode: bool) -> None:
+    """Set once at start-up (bootstrap.init_runtime) from the configured swap provider."""
+    _mode["livemode"] = livemode
+
+
+def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_status: str | None = None) -> Event:
+    """Write one event carrying the invoice as it is now. Call inside the move's transaction.
+
+    `previous_status` is given on `invoice.paid`: it tells a late or topped-up payment apart."""
     assert event_type in EVENT_TYPES, event_type
     public_id = ids.new_public_id("evt_")
     payload = {
@@ -25,8 +34,11 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime) -> Event:
         "type": event_type,
         "api_version": API_VERSION,
         "created_at": clock.isoformat(now),
+        "livemode": _mode["livemode"],
         "data": {"object": _invoice_schema.dump(invoice)},
     }
+    if previous_status is not None:
+        payload["previous_status"] = previous_status
     return Event.create(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
                         type=event_type, payload=payload, created_at=now)
 

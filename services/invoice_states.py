@@ -13,14 +13,14 @@ from models.invoices import Invoice
 from services import events, metrics, payment_links
 
 OPEN = ("pending", "quoted", "awaiting_payment")
-FINAL = ("expired", "failed", "refunded", "cancelled")   # `paid` still settles; see "settle"
 
 # trigger: (source statuses, target status, event type or None)
 MOVES = {
     "create": ((), "pending", "invoice.created"),
     "quote": (("pending", "quoted"), "quoted", None),
     "commit_quote": (("pending", "quoted"), "awaiting_payment", "invoice.awaiting_payment"),
-    "deposit_confirmed": (("awaiting_payment", "expired"), "paid", "invoice.paid"),
+    # Late (expired), crossed a cancel (cancelled), or topped up (underpaid): still the buyer's payment.
+    "deposit_confirmed": (("awaiting_payment", "expired", "cancelled", "underpaid"), "paid", "invoice.paid"),
     "underpaid": (("awaiting_payment",), "underpaid", "invoice.underpaid"),
     "refund": (("paid", "underpaid", "awaiting_payment"), "refunded", "invoice.refunded"),
     "fail": (("paid", "awaiting_payment"), "failed", "invoice.failed"),
@@ -29,7 +29,11 @@ MOVES = {
     "cancel": (OPEN, "cancelled", "invoice.cancelled"),
     # The provider refunded a deposit that came after expiry: the refund transaction is the record.
     "late_refund": (("expired",), "expired", None),
+    # ... or a deposit that crossed the merchant's cancel.
+    "crossed_refund": (("cancelled",), "cancelled", None),
 }
+# Moves whose event says where the invoice came from (`previous_status` of `invoice.paid`).
+TELLS_PREVIOUS = ("deposit_confirmed",)
 
 
 def _while_processing():
@@ -58,19 +62,24 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     race, or not allowed from the current state).
     """
     sources, target, event_type = MOVES[trigger]
-    conditions = [Invoice.id == invoice_id, Invoice.status.in_(sources)]
-    if trigger in GUARDS:
-        conditions.append(GUARDS[trigger]())
-    if guard is not None:
-        conditions.append(guard)
+    extra = ([GUARDS[trigger]()] if trigger in GUARDS else []) + ([guard] if guard is not None else [])
     event = None
     with db.atomic():
-        updated = Invoice.update(status=target, updated_at=now, **changes).where(*conditions).execute()
+        previous = None
+        if trigger in TELLS_PREVIOUS:
+            # Compare-and-set on the exact status read, so the event names the state really left.
+            previous = Invoice.select(Invoice.status).where(Invoice.id == invoice_id).scalar()
+            if previous not in sources:
+                return None
+            conditions = [Invoice.id == invoice_id, Invoice.status == previous]
+        else:
+            conditions = [Invoice.id == invoice_id, Invoice.status.in_(sources)]
+        updated = Invoice.update(status=target, updated_at=now, **changes).where(*conditions, *extra).execute()
         if updated == 0:
             return None
         invoice = Invoice.get_by_id(invoice_id)
         if event_type:
-            event = events.record(event_type, invoice, now=now)
+            event = events.record(event_type, invoice, now=now, previous_status=previous)
         if target == "paid":
             # A single-use payment link is used up by its payment, in this same transaction.
             payment_links.on_invoice_paid(invoice, now=now)

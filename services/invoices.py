@@ -6,10 +6,12 @@ import datetime as dt
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.stores import ApiKey, Store
-from services import ids, integrations, invoice_states
+from providers.base import PENDING_DEPOSIT, ProviderError
+from services import ids, integrations, invoice_states, outbox, payments
 from services.locks import lock_row, write_transaction
 from services.errors import DomainError, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
+from services.quotes import ProviderDown
 from services.webhook_urls import check_target_url
 
 DEFAULT_LIST_WINDOW = dt.timedelta(days=90)
@@ -139,11 +141,34 @@ def ensure_key_may_cancel(key: ApiKey) -> None:
         raise DomainError("integration_key_forbidden", "Integration keys cannot cancel invoices.")
 
 
-def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime) -> Invoice:
+class DepositKnown(DomainError):
+    """The provider knows a deposit to this invoice's address: the buyer's money is in flight."""
+
+    status = 409
+
+
+def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, timeout_seconds: int = 3) -> Invoice:
+    """Cancel an open invoice; one with a deposit address only once the provider rules a deposit out
+    (docs/payment-engine.md#cancel), as the expiry sweep does. It stays watched afterwards."""
     ensure_key_may_cancel(key)
+    if invoice.deposit_address and invoice_states.can_cancel(invoice):
+        _rule_out_deposit(invoice, provider, now=now, timeout_seconds=timeout_seconds)
     moved = invoice_states.move(invoice.id, "cancel", now=now, guard=Invoice.deposit_seen_at.is_null())
     if moved is None:
         raise DomainError("invoice_not_cancellable",
                           f"Invoice {invoice.public_id} is {invoice.status}; only open invoices with no "
                           "deposit seen can be cancelled.")
     return moved
+
+
+def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_seconds: int) -> None:
+    try:
+        status = payments.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
+    except ProviderError as error:
+        raise ProviderDown(f"The swap provider could not confirm that no deposit was made ({error}); "
+                           "retry the cancel shortly.", code="provider_unavailable") from None
+    if status.status != PENDING_DEPOSIT:
+        payments.apply_deposit_status(invoice, status, now=now)     # record what the provider knows
+        raise DepositKnown("invoice_not_cancellable",
+                           f"Invoice {invoice.public_id} has a deposit the provider already knows; it can no "
+                           "longer be cancelled.")

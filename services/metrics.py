@@ -101,6 +101,7 @@ _COUNTERS = {
                            ("outcome",)),
     "invoice_moves": ("tender_invoice_moves_total", "Invoice state moves applied, by trigger and new status.",
                       ("trigger", "status")),
+    "invoices_held": ("tender_invoices_held_total", "Invoices set aside for review, by reason.", ("reason",)),
 }
 _HISTOGRAMS = {
     "request_seconds": ("tender_http_request_duration_seconds", "HTTP request latency.", ("method", "route", "status")),

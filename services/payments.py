@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as AnswerTimeout
 from decimal import ROUND_HALF_UP, Decimal
 
 import peewee as pw
@@ -21,8 +24,8 @@ from models.invoices import Invoice
 from models.stores import Store
 from models.transactions import Transaction
 from providers import base
-from providers.base import DepositStatus
-from services import ids, invoice_states
+from providers.base import DepositStatus, ProviderUnavailable
+from services import ids, invoice_states, metrics
 from services.quotes import network_of
 
 log = logging.getLogger("tender.payments")
@@ -30,33 +33,88 @@ _CENT = Decimal("0.01")
 DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
                 base.REFUNDED, base.FAILED)
 REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
+# Kept as they are when a refund comes: the refund transaction is their record (docs/payment-engine.md).
+WATCHED_ENDINGS = {"expired": "late_refund", "cancelled": "crossed_refund"}
 
 
 def _cents(value: Decimal) -> Decimal:
     return value.quantize(_CENT, rounding=ROUND_HALF_UP)
 
 
+def refunded_excess(status: DepositStatus) -> Decimal:
+    """What the provider sent back of a deposit that still settled (an overpayment), origin units."""
+    if status.status == base.SUCCESS and status.refunded_amount:
+        return status.refunded_amount
+    return Decimal(0)
+
+
 def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
-    """What the buyer sent, in the invoice currency: the provider's USD value, else pro rata of the quote."""
-    if status.amount_in_usd is not None:
-        return _cents(status.amount_in_usd)
-    if status.amount_in is not None and invoice.amount_due:
-        return _cents(invoice.amount * status.amount_in / invoice.amount_due)
+    """What the buyer paid, in the invoice currency, net of an overpayment's refund: the provider's
+    USD value pro rata, else pro rata of the quote. None when neither can tell (never a guess)."""
+    if status.amount_in is None:
+        return None
+    net = status.amount_in - refunded_excess(status)
+    if status.amount_in_usd is not None and status.amount_in > 0:
+        return _cents(status.amount_in_usd * net / status.amount_in)
+    if invoice.amount_due:
+        return _cents(invoice.amount * net / invoice.amount_due)
     return None
 
 
-def delivered_value(status: DepositStatus) -> Decimal | None:
-    if status.amount_out_usd is not None:
-        return _cents(status.amount_out_usd)
-    return None if status.amount_out is None else _cents(status.amount_out)
+def committed_amount_out(invoice: Invoice) -> Decimal:
+    """What the committed quote promised the merchant, in output-asset units: quotes are
+    EXACT_OUTPUT of the invoice amount (services/quotes.py)."""
+    return invoice.amount
+
+
+def hold(invoice_id, reason: str, *, detail: str = "") -> bool:
+    """Set the invoice aside for an operator (docs/operations.md#invoices-held-for-review).
+
+    Log line and metric once per new reason; a repeated poll with the same problem writes nothing."""
+    held = Invoice.update(review_reason=reason).where(
+        (Invoice.id == invoice_id) & (Invoice.review_reason.is_null() | (Invoice.review_reason != reason))
+    ).execute() == 1
+    if held:
+        public_id = Invoice.select(Invoice.public_id).where(Invoice.id == invoice_id).scalar()
+        log.warning("invoice held for review: invoice=%s reason=%s %s", public_id, reason, detail)
+        metrics.count("invoices_held", reason)
+    return held
+
+
+_askers: dict = {}
+
+
+def ask_deposit_status(provider, invoice: Invoice, *, timeout_seconds: float) -> DepositStatus:
+    """The provider's status of the invoice's deposit, waited for at most `timeout_seconds`
+    (then ProviderUnavailable): a stalled provider cannot hold a request or a sweep, whatever the
+    adapter's own timeouts. The call runs on a small per-process pool and may finish unseen."""
+    pool = _askers.get(os.getpid())
+    if pool is None:                      # one pool per process, made after any fork
+        pool = _askers[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="provider-ask")
+
+    def ask():
+        with db.connection_context():     # the sandbox reads its chain from the database
+            return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+
+    try:
+        return pool.submit(ask).result(timeout=timeout_seconds)
+    except AnswerTimeout:
+        raise ProviderUnavailable(f"no answer within {timeout_seconds} s") from None
 
 
 def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
     """Apply one provider status to the invoice; returns the invoice as it is afterwards."""
+    reason = base.untrusted_reason(status)
+    if reason is not None:
+        hold(invoice.id, reason, detail=f"provider answered {status!r}")
+        return Invoice.get_by_id(invoice.id)
     with db.atomic():
+        learned = Invoice.provider_status.is_null() | (Invoice.provider_status != status.status)
+        if status.correlation_id:
+            learned |= Invoice.provider_ref.is_null()
         Invoice.update(provider_status=status.status,
                        provider_ref=pw.fn.COALESCE(Invoice.provider_ref, status.correlation_id)).where(
-            Invoice.id == invoice.id).execute()
+            (Invoice.id == invoice.id) & learned).execute()
         if status.status in DEPOSIT_SEEN:
             invoice_states.note_deposit(invoice.id, now=now)
             _record_origin(invoice, status, now=now)
@@ -67,9 +125,15 @@ def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.dat
 
 
 def _confirm_paid(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
+    current = Invoice.get_by_id(invoice.id)
+    if current.status not in invoice_states.MOVES["deposit_confirmed"][0]:
+        return
+    paid_amount = deposit_value(current, status)
+    if paid_amount is None:
+        hold(invoice.id, "missing_amount", detail="no USD value and no committed quote to value the deposit")
+        return
     origin_hash = status.origin_tx_hashes[0] if status.origin_tx_hashes else None
-    invoice_states.move(invoice.id, "deposit_confirmed", now=now, paid_at=now,
-                        paid_amount=deposit_value(invoice, status) or invoice.amount,
+    invoice_states.move(invoice.id, "deposit_confirmed", now=now, paid_at=now, paid_amount=paid_amount,
                         swap_status="processing", transaction_hash=origin_hash)
 
 
@@ -78,22 +142,24 @@ def _on_success(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> No
     current = Invoice.get_by_id(invoice.id)
     if current.status != "paid" or current.swap_status != "processing":
         return
-    received = delivered_value(status)
+    if refunded_excess(status):
+        _record_refund(current, status, now=now, suffix="excess")
+        Invoice.update(paid_amount=deposit_value(current, status)).where(Invoice.id == invoice.id).execute()
+        current = Invoice.get_by_id(invoice.id)
     payout_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
-    if received is None or received < current.amount or payout_hash is None:
-        reason = "no_payout_hash" if payout_hash is None else "short_delivery"
-        if current.review_reason != reason:
-            log.warning("settlement held for review: invoice=%s reason=%s delivered=%s",
-                        current.public_id, reason, received)
-            Invoice.update(review_reason=reason).where(Invoice.id == invoice.id).execute()
+    covered = status.amount_out is not None and status.amount_out >= committed_amount_out(current)
+    if not covered or payout_hash is None:
+        hold(invoice.id, "no_payout_hash" if payout_hash is None else "short_delivery",
+             detail=f"delivered={status.amount_out} promised={committed_amount_out(current)}")
         return
     store = Store.get_by_id(current.store_id)
     _record(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
             token=current.output_asset, amount=status.amount_out, from_wallet=None,
             to_wallet=store.payout_wallet, status="confirmed")
-    paid = current.paid_amount or current.amount
+    # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
+    received = _cents(status.amount_out)
     invoice_states.move(invoice.id, "settle", now=now, received_amount=received,
-                        difference_amount=received - paid, swap_status=None, settled_at=now,
+                        difference_amount=received - current.paid_amount, swap_status=None, settled_at=now,
                         review_reason=None)
 
 
@@ -103,16 +169,14 @@ def _on_incomplete(invoice: Invoice, status: DepositStatus, now: dt.datetime) ->
 
 def _on_refunded(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
     current = Invoice.get_by_id(invoice.id)
-    refund_hash = status.refund_tx_hashes[0] if status.refund_tx_hashes else f"provider:{current.provider_ref}"
-    amount = status.refunded_amount if status.refunded_amount is not None else status.amount_in
-    if current.status in ("awaiting_payment", "underpaid", "expired") or (
-            current.status == "paid" and current.swap_status == "processing"):
-        _record(current, "refund", refund_hash, now=now, network=network_of(current.origin_asset or ""),
-                token=current.origin_asset or "", amount=amount or Decimal(0),
-                from_wallet=current.deposit_address, to_wallet=current.refund_to, status="confirmed",
-                verified=bool(status.refund_tx_hashes))
-    if current.status == "expired":
-        invoice_states.move(invoice.id, "late_refund", now=now)
+    refundable = current.status in ("awaiting_payment", "underpaid", *WATCHED_ENDINGS) or (
+        current.status == "paid" and current.swap_status == "processing")
+    if not refundable:
+        return
+    recorded = _record_refund(current, status, now=now)
+    if current.status in WATCHED_ENDINGS:
+        if recorded:                              # once: a repeated poll touches nothing
+            invoice_states.move(invoice.id, WATCHED_ENDINGS[current.status], now=now)
     else:
         invoice_states.move(invoice.id, "refund", now=now, swap_status=None)
 
@@ -128,6 +192,23 @@ _HANDLERS = {
     base.REFUNDED: _on_refunded,
     base.FAILED: _on_failed,
 }
+
+
+def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime, suffix: str = "") -> bool:
+    """Record what the provider sent back to the buyer; True when it was not recorded before."""
+    if status.refund_tx_hashes:
+        refund_hash = status.refund_tx_hashes[0]
+    else:   # no hash yet: one stable key per provider swap (and per kind of refund)
+        refund_hash = f"provider:{invoice.provider_ref}" + (f":{suffix}" if suffix else "")
+    amount = status.refunded_amount if status.refunded_amount is not None else status.amount_in
+    key = ((Transaction.invoice == invoice.id) & (Transaction.type == "refund")
+           & (Transaction.transaction_hash == refund_hash))
+    if Transaction.select().where(key).exists():
+        return False
+    _record(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
+            token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
+            to_wallet=invoice.refund_to, status="confirmed", verified=bool(status.refund_tx_hashes))
+    return True
 
 
 def _record_origin(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> None:
@@ -166,8 +247,8 @@ def _record(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.date
 
 
 def stuck(*, now: dt.datetime) -> list[Invoice]:
-    """Invoices still converting an hour after their deadline, or whose settlement is held."""
-    return list(Invoice.select().where(
-        (Invoice.status == "paid") & (Invoice.swap_status == "processing")
-        & ((Invoice.expires_at < now - REVIEW_AFTER_DEADLINE) | Invoice.review_reason.is_null(False)))
-        .order_by(Invoice.expires_at))
+    """Invoices held for review (whatever their state), and paid ones still converting an hour
+    after their deadline."""
+    late = ((Invoice.status == "paid") & (Invoice.swap_status == "processing")
+            & (Invoice.expires_at < now - REVIEW_AFTER_DEADLINE))
+    return list(Invoice.select().where(late | Invoice.review_reason.is_null(False)).order_by(Invoice.expires_at))

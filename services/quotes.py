@@ -87,15 +87,31 @@ def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
             "provider_ref": quote.correlation_id, "next_poll_at": now}
 
 
-def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime) -> tuple[Invoice, Quote | None]:
+DEFAULT_MIN_REMAINING_SECONDS = 120
+
+
+def time_needed_to_pay(invoice: Invoice, min_remaining_seconds: int) -> dt.timedelta:
+    """How long before `expires_at` a deposit address may still be issued: the setting, but never
+    more than a quarter of the invoice's lifetime (docs/payment-engine.md#committing-a-quote)."""
+    return min(dt.timedelta(seconds=min_remaining_seconds), (invoice.expires_at - invoice.created_at) / 4)
+
+
+def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime,
+           min_remaining_seconds: int = DEFAULT_MIN_REMAINING_SECONDS) -> tuple[Invoice, Quote | None]:
     """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment.
 
-    Repeating it on an invoice that already has its address returns that invoice unchanged.
+    Repeating it on an invoice that already has its address returns that invoice unchanged. An
+    invoice too close to its expiry is refused: the buyer could not pay the address in time.
     """
     find_asset(provider, origin_asset)
     if invoice.status == "awaiting_payment" and invoice.deposit_address:
         return invoice, None
     _ensure_payable(invoice, now)
+    needed = time_needed_to_pay(invoice, min_remaining_seconds)
+    if invoice.expires_at - now < needed:
+        raise DomainError("invoice_expiring",
+                          f"Invoice {invoice.public_id} expires in less than {int(needed.total_seconds())} s; "
+                          "too late to take a deposit address. Ask the merchant for a new invoice.")
     store = Store.get_by_id(invoice.store_id)
     if not store.payout_wallet:
         raise DomainError("payout_wallet_not_configured", "The store has no payout wallet.")
@@ -103,7 +119,7 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
         origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
         recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
         reference=invoice.public_id))
-    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
                                 **committed_fields(quote, refund_to=refund_to, now=now))
     if moved is None:
         # A concurrent commit won: its address is the invoice's; ours is never shown to anyone.

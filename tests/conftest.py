@@ -21,6 +21,7 @@ def _test_environment(tmp_dir) -> dict:
         "DATABASE_URL": os.environ.get("TEST_DATABASE_URL") or f"sqlite:///{tmp_dir}/tender-test.db",
         **({"REDIS_URL": os.environ["TEST_REDIS_URL"]} if os.environ.get("TEST_REDIS_URL") else {}),
         "ALLOW_PRIVATE_WEBHOOK_URLS": "1",
+        "SWAP_PROVIDER": "sandbox",  # required on PostgreSQL (docs/payment-engine.md#the-sandbox)
         "SUPPORTED_CURRENCIES": "USD,EUR",
         "PUBLIC_BASE_URL": "http://tender.test",
         "LOG_LEVEL": "INFO",        # request lines are logged, so the key-leak watch below reads them

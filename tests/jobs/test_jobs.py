@@ -111,12 +111,17 @@ def test_a_late_deposit_is_refunded_and_recorded_on_the_expired_invoice(runtime,
 
 def test_polling_backs_off_as_an_unpaid_invoice_ages(store):
     now = utcnow()
-    young = factories.make_invoice(store, status="awaiting_payment", quoted_at=now)
-    old = factories.make_invoice(store, status="awaiting_payment", quoted_at=now - dt.timedelta(hours=2))
-    forgotten = factories.make_invoice(store, status="expired", expires_at=now - dt.timedelta(hours=25))
+    young = factories.make_invoice(store, status="awaiting_payment", quoted_at=now, deposit_address="a1")
+    old = factories.make_invoice(store, status="awaiting_payment", quoted_at=now - dt.timedelta(hours=2),
+                                 deposit_address="a2")
+    forgotten = factories.make_invoice(store, status="expired", expires_at=now - dt.timedelta(hours=25),
+                                       deposit_address="a3")
     assert polling.next_poll_at(reload(young), now=now, base_seconds=10) == now + dt.timedelta(seconds=10)
     assert polling.next_poll_at(reload(old), now=now, base_seconds=10) == now + dt.timedelta(seconds=120)
     assert polling.next_poll_at(reload(forgotten), now=now, base_seconds=10) is None
+    # Adaptive: a quote committed minutes ago is hot; an old unpaid one keeps its back-off.
+    assert polling.next_poll_at(reload(young), now=now, base_seconds=10, hot_seconds=2) == now + dt.timedelta(seconds=2)
+    assert polling.next_poll_at(reload(old), now=now, base_seconds=10, hot_seconds=2) == now + dt.timedelta(seconds=120)
 
 
 def test_rq_cron_config_registers_the_sweeps(runtime, monkeypatch):
@@ -126,6 +131,7 @@ def test_rq_cron_config_registers_the_sweeps(runtime, monkeypatch):
     from rq import cron
 
     monkeypatch.setenv("CHAIN_POLL_INTERVAL_SECONDS", "7")
+    monkeypatch.setenv("HOT_POLL_INTERVAL_SECONDS", "30")     # the tick is the faster of the two
     scheduler = cron.CronScheduler(connection=queues.redis())
     sys.modules.pop("scheduler.cron", None)
     scheduler.load_config_from_file("scheduler/cron.py")

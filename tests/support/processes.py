@@ -20,7 +20,8 @@ REDIS_URL = os.environ.get("TEST_REDIS_URL")
 def real_stack_env(**extra) -> dict:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
     env.update({"DATABASE_URL": DATABASE_URL, "REDIS_URL": REDIS_URL, "PYTHONPATH": str(ROOT),
-                "LOG_LEVEL": "WARNING", "EMBEDDED_JOBS": "0", "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
+                "LOG_LEVEL": "WARNING", "EMBEDDED_JOBS": "0", "SWAP_PROVIDER": "sandbox",
+                "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})
     env.update(extra)
     return env
 

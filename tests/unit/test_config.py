@@ -44,7 +44,14 @@ def test_good_values_are_read_and_normalised():
 @pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u:p@h:5432/db", "sqlite:///tmp/x.db",
                                  "sqlite:////abs/path.db"])
 def test_accepted_database_urls(url):
-    assert load_settings({"DATABASE_URL": url}).database_url == url
+    assert load_settings({"DATABASE_URL": url, "SWAP_PROVIDER": "sandbox"}).database_url == url
+
+
+@pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u:p@h:5432/db"])
+def test_postgresql_needs_an_explicit_swap_provider(url):
+    with pytest.raises(ConfigError, match=r"^SWAP_PROVIDER: must be set"):
+        load_settings({"DATABASE_URL": url})
+    assert load_settings({}).swap_provider == "sandbox"            # only the embedded default defaults to it
 
 
 @pytest.mark.parametrize("raw, expected", [("1", True), ("true", True), ("ON", True), ("0", False),

@@ -15,19 +15,27 @@ from services import expiry, invoice_states, payments
 from tests import factories
 
 START = dt.datetime(2030, 1, 1, 12, 0, 0)
-FINAL = ("refunded", "failed", "cancelled")
+FINAL = ("refunded", "failed")
+DUE = Decimal("10.05")
+# What an untrusted provider may send instead of an amount (docs/payment-engine.md).
+MALFORMED = {"nan": Decimal("NaN"), "negative": Decimal("-1"), "huge": Decimal("1e40"), "missing": None}
 
 
-def _status(name, full, payout_hash):
-    amount_in = Decimal("10.05") if full else Decimal("5")
+def _status(name, full, payout_hash, excess=False, malformed=None):
+    amount_in = (DUE + 2 if excess else DUE) if full else Decimal("5")
     delivered = name == base.SUCCESS
+    refunded = amount_in if name == base.REFUNDED else Decimal(2) if excess and delivered else None
+    if malformed is not None:
+        amount_in = MALFORMED[malformed]
+        name = name if malformed != "missing" else base.PROCESSING
     return DepositStatus(
         status=name, correlation_id="corr", amount_in=amount_in, amount_in_usd=amount_in,
-        amount_out=Decimal("10") if delivered else None, amount_out_usd=Decimal("10") if delivered else None,
-        refunded_amount=amount_in if name == base.REFUNDED else None,
+        # A USD valuation below par must not make a correct delivery look short.
+        amount_out=Decimal("10") if delivered else None, amount_out_usd=Decimal("9.99") if delivered else None,
+        refunded_amount=refunded,
         origin_tx_hashes=("0xorigin",) if name != base.PENDING_DEPOSIT else (),
         destination_tx_hashes=("payout-hash",) if delivered and payout_hash else (),
-        refund_tx_hashes=("0xrefund",) if name == base.REFUNDED else ())
+        refund_tx_hashes=("0xrefund",) if refunded is not None else ())
 
 
 class _NoDeposit:
@@ -36,10 +44,13 @@ class _NoDeposit:
 
 
 steps = st.lists(st.one_of(
-    # Mostly full deposits with a payout hash, so that settlement (and what must not follow it) is common.
+    # Mostly full deposits with a payout hash, so that settlement (and what must not follow it) is common;
+    # some overpaid (the provider refunds the excess), some with malformed provider numbers.
     st.tuples(st.just("status"), st.sampled_from(base.STATUSES), st.sampled_from([True, True, False]),
-              st.sampled_from([True, True, False])),
-    st.tuples(st.sampled_from(["expire", "cancel"]), st.none(), st.none(), st.none()),
+              st.sampled_from([True, True, False]), st.sampled_from([False, False, True]),
+              st.sampled_from([None, None, None, *MALFORMED])),
+    st.tuples(st.just("unknown"), st.none(), st.none(), st.none(), st.none(), st.none()),
+    st.tuples(st.sampled_from(["expire", "cancel"]), st.none(), st.none(), st.none(), st.none(), st.none()),
 ), min_size=1, max_size=10)
 ALLOWED = {(sources, target) for sources, target, _ in invoice_states.MOVES.values()}
 
@@ -57,12 +68,16 @@ def test_random_provider_histories_keep_the_invariants(store, sequence):
     now = START
     with db.connection_context():
         settled_seen = False
-        for kind, name, full, payout_hash in sequence:
+        for kind, name, full, payout_hash, excess, malformed in sequence:
             now += dt.timedelta(minutes=20)
             before = Invoice.get_by_id(invoice.id)
             events_before = Event.select().where(Event.invoice == invoice.id).count()
+            untrusted = kind == "unknown" or (kind == "status" and malformed is not None
+                                              and (malformed == "missing" or name != base.PENDING_DEPOSIT))
             if kind == "status":
-                payments.apply_deposit_status(before, _status(name, full, payout_hash), now=now)
+                payments.apply_deposit_status(before, _status(name, full, payout_hash, excess, malformed), now=now)
+            elif kind == "unknown":
+                payments.apply_deposit_status(before, DepositStatus(status="MAYBE_LATER"), now=now)
             elif kind == "expire":
                 expiry.expire_one(before, _NoDeposit(), now=now)
             else:
@@ -71,6 +86,14 @@ def test_random_provider_histories_keep_the_invariants(store, sequence):
             new_events = [e.type for e in Event.select().where(Event.invoice == invoice.id)
                           .order_by(Event.created_at, Event.id).offset(events_before)]
             assert _legal(before.status, after.status), (before.status, after.status)
+            if untrusted:
+                # Never applied, never a crash, never a guess: set aside for review, nothing else moves.
+                assert (after.status, after.paid_amount, new_events) == (before.status, before.paid_amount, [])
+                assert after.review_reason is not None
+            if after.paid_amount is not None:
+                assert after.paid_amount >= 0
+            if after.received_amount is not None:   # settled: paid net of any refunded excess
+                assert after.paid_amount <= DUE
             if before.deposit_seen_at is not None:      # the buyer's money is in flight: never dropped
                 assert after.status not in ("expired", "cancelled") or after.status == before.status
             if before.status in FINAL or settled_seen:
