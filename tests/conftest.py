@@ -126,7 +126,7 @@ def clean_state(request):
         yield
         return
     request.getfixturevalue("app")
-    from services import metrics, queues
+    from services import metrics, queues, redis_breaker
 
     with db.connection_context():
         tables = _table_names()
@@ -138,6 +138,9 @@ def clean_state(request):
                 db.execute_sql(f'DELETE FROM "{table}"')
             db.execute_sql("PRAGMA foreign_keys = ON")
     metrics.flush()          # increments an earlier test left in this process's buffer go, then are wiped
+    breaker = redis_breaker.breaker_of(queues.redis())
+    if breaker is not None:
+        breaker.close()      # a slow moment of a loaded test machine must not leak into the next test
     queues.redis().flushdb()
     yield
     if not db.is_closed():
