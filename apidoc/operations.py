@@ -127,7 +127,9 @@ OPERATIONS = {
     ("GET", "/v1/invoices/<invoice_id>/status"): Op("Poll an invoice's status", "Invoices", InvoiceStatusSchema),
     ("POST", "/v1/invoices/<invoice_id>/cancel"): Op(
         "Cancel an open invoice", "Invoices", InvoiceSchema,
-        errors={400: "`invoice_not_cancellable`: the invoice is not open any more."}),
+        errors={400: "`invoice_not_cancellable`: the invoice is not open any more.",
+                409: "`invoice_not_cancellable`: the provider already knows a deposit to its address.",
+                503: "`provider_unavailable`: the provider could not rule a deposit out; retry after `Retry-After`."}),
     ("GET", "/v1/invoices/<invoice_id>/transactions"): Op(
         "Transactions of an invoice", "Invoices", Items(TransactionSchema)),
 

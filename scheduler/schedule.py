@@ -29,7 +29,7 @@ def sweeps(settings) -> list[dict]:
         {"func": relay_outbox, "queue_name": "maintenance", "interval": OUTBOX_RELAY_SECONDS, "result_ttl": 0,
          "failure_ttl": 3600},
         # Polling ticks at the hot pace; each invoice's own `next_poll_at` says whether it is due
-        # (docs/payment-engine.md#adaptive-polling), so idle invoices are not read more often.
+        # (docs/payment-engine.md#polling-batches-claims-backoff), so idle invoices are not read more often.
         sweep(poll_deposits, "chain", min(settings.hot_poll_interval_seconds, settings.chain_poll_interval_seconds)),
         sweep(poll_settlements, "settlement",
               min(settings.hot_poll_interval_seconds, settings.settlement_poll_interval_seconds)),

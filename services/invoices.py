@@ -149,7 +149,7 @@ class DepositKnown(DomainError):
 
 def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, timeout_seconds: int = 3) -> Invoice:
     """Cancel an open invoice; one with a deposit address only once the provider rules a deposit out
-    (docs/payment-engine.md#cancel), as the expiry sweep does. It stays watched afterwards."""
+    (docs/payment-engine.md#money-is-never-left-unrecorded), as the expiry sweep does. It stays watched afterwards."""
     ensure_key_may_cancel(key)
     if invoice.deposit_address and invoice_states.can_cancel(invoice):
         _rule_out_deposit(invoice, provider, now=now, timeout_seconds=timeout_seconds)

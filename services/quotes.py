@@ -92,7 +92,7 @@ DEFAULT_MIN_REMAINING_SECONDS = 120
 
 def time_needed_to_pay(invoice: Invoice, min_remaining_seconds: int) -> dt.timedelta:
     """How long before `expires_at` a deposit address may still be issued: the setting, but never
-    more than a quarter of the invoice's lifetime (docs/payment-engine.md#committing-a-quote)."""
+    more than a quarter of the invoice's lifetime (docs/payment-engine.md#money-is-never-left-unrecorded)."""
     return min(dt.timedelta(seconds=min_remaining_seconds), (invoice.expires_at - invoice.created_at) / 4)
 
 

@@ -194,3 +194,37 @@ def test_worker_killed_mid_poll_recovers(stack, phase):
         assert _status(stack, invoice_id)["status"] == "paid"
     finally:
         workers.stop("worker")
+
+
+def test_cancel_crossing_a_deposit_overpaid_and_top_up_end_to_end(stack):
+    """Money is never left unrecorded (docs/payment-engine.md): a deposit that crossed the cancel pays
+    the cancelled invoice, an overpayment settles net of its refunded excess, a top-up pays an
+    underpaid invoice, each with one `invoice.paid`, through gunicorn, an rq worker and rq cron."""
+    session, url, workers = stack["session"], stack["url"], stack["processes"]
+    start_worker(workers)
+    try:
+        crossed = _create_and_pay(stack, None)
+        quoted = session.post(f"{url}/v1/public/invoices/{crossed}/quote", timeout=5,
+                              json={"origin_asset": "usdc.eth", "refund_to": "0x" + "1" * 40, "dry": False})
+        assert quoted.status_code == 200, quoted.text
+        cancelled = session.post(f"{url}/v1/invoices/{crossed}/cancel", timeout=5)
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled", cancelled.text
+        assert session.post(f"{url}/v1/test_helpers/invoices/{crossed}/pay", json={}, timeout=5).status_code == 202
+        overpaid = _create_and_pay(stack, "overpaid")
+        topped_up = _create_and_pay(stack, "underpaid")
+        wait_for(lambda: _status(stack, topped_up)["status"] == "underpaid", timeout=30, what="underpaid")
+        assert session.post(f"{url}/v1/test_helpers/invoices/{topped_up}/pay", json={"outcome": "success"},
+                            timeout=5).status_code == 202
+        for invoice_id in (crossed, overpaid, topped_up):
+            wait_for(lambda: _status(stack, invoice_id)["received_amount"], timeout=40, what=f"{invoice_id} settled")
+        paid_events = dict(_sql("SELECT i.public_id, e.payload FROM event e JOIN invoice i ON i.id = e.invoice_id "
+                                "WHERE e.type = 'invoice.paid' AND i.public_id = ANY(%s)",
+                                [crossed, overpaid, topped_up]))
+        previous = {key: (payload if isinstance(payload, dict) else __import__("json").loads(payload))["previous_status"]
+                    for key, payload in paid_events.items()}
+        assert previous == {crossed: "cancelled", overpaid: "awaiting_payment", topped_up: "underpaid"}
+        refunds = _sql("SELECT count(*) FROM \"transaction\" t JOIN invoice i ON i.id = t.invoice_id "
+                       "WHERE t.type = 'refund' AND i.public_id = %s", overpaid)
+        assert refunds == [(1,)] and _status(stack, overpaid)["paid_amount"] == "25.13"
+    finally:
+        workers.stop("worker")

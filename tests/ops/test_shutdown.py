@@ -129,7 +129,8 @@ def test_rq_worker_finishes_the_running_job_after_sigterm(app, tmp_path):
     connection = queues.redis()
     log = open(tmp_path / "worker.log", "wb")
     worker = subprocess.Popen(procfile_command("worker"), cwd=ROOT, stdout=log, stderr=log,
-                              start_new_session=True, env=real_stack_env(SANDBOX_LATENCY_MS="3000"))
+                              start_new_session=True, env=real_stack_env(SANDBOX_LATENCY_MS="3000",
+                                                                         EXPIRY_PROVIDER_TIMEOUT_SECONDS="10"))
     try:
         job = queues.queue("maintenance").enqueue("jobs.maintenance.sweep_expired_invoices", result_ttl=600)
         wait_for(lambda: Job.fetch(job.id, connection=connection).get_status() == JobStatus.STARTED,
