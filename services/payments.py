@@ -68,7 +68,7 @@ def committed_amount_out(invoice: Invoice) -> Decimal:
 
 
 def hold(invoice_id, reason: str, *, detail: str = "") -> bool:
-    """Set the invoice aside for an operator (docs/operations.md#invoices-held-for-review).
+    """Set the invoice aside for an operator (docs/operations.md#invoices-held-or-stuck).
 
     Log line and metric once per new reason; a repeated poll with the same problem writes nothing."""
     held = Invoice.update(review_reason=reason).where(
