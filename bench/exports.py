@@ -1,7 +1,7 @@
 """The merchant's books at 1,000,000 invoices: the streamed export against COPY, the web process's
 memory while it streams, and the 90-day settlement statement.
 
-    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_h16 REDIS_URL=redis://127.0.0.1:6379/13 \\
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench REDIS_URL=redis://127.0.0.1:6379/6 \\
         .venv/bin/python -m bench.exports
 
 Seeds N invoices of one store (INSERT … SELECT generate_series, 6 s apart: 1,000,000 span 69 days),
@@ -127,8 +127,8 @@ def main() -> None:
     parser.add_argument("--statements", type=int, default=5)
     parser.add_argument("--reuse", action="store_true", help="keep the rows a previous run seeded")
     args = parser.parse_args()
-    url = stack.database_url("tender_bench_h16")
-    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/13"
+    url = stack.database_url("tender_bench")
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     environment = stack.env(url, REDIS_URL=redis_url, SWAP_PROVIDER="sandbox")
     if args.reuse:
         store_id, api_key = reuse_store(url, environment)

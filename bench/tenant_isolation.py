@@ -2,7 +2,7 @@
 processes exactly as the Procfile runs them (gunicorn, `worker`, `webhooks`, `scheduler`) on
 PostgreSQL and Redis, with the default intervals.
 
-    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_h13 REDIS_URL=redis://127.0.0.1:6379/14 \\
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench REDIS_URL=redis://127.0.0.1:6379/6 \\
         .venv/bin/python -m bench.tenant_isolation [--payments 10]
 
 Store A's endpoint answers one byte every 0.5 s (never finishing) and has a backlog of 50 events;
@@ -94,8 +94,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--payments", type=int, default=10)
     args = parser.parse_args()
-    url = stack.database_url("tender_bench_h13")
-    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/14"
+    url = stack.database_url("tender_bench")
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     results = {trickle: run(url, redis_url, trickle=trickle, payments=args.payments) for trickle in (False, True)}
     print(f"store B: {args.payments} sandbox invoices, one after the other; store A: {BACKLOG}-event backlog")
     for trickle, label in ((False, "A answers at once"), (True, "A trickles 1 byte / 0.5 s")):
