@@ -17,6 +17,8 @@ from tests.support.oneclick_server import (
 DEADLINE = dt.datetime(2030, 1, 1, 12, 30)
 USDC_NEAR_ID = "nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1"
 USDC_ETH_ID = "nep141:eth-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48.omft.near"
+BUYER_REFUND = "0x52908400098527886E0F7030069857D2E4169EE7"
+STELLAR_BUYER = "GBUYER" + "A" * 50
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def provider(server):
 
 def quote_request(**over) -> QuoteRequest:
     fields = dict(origin_asset="usdc.eth", destination_asset="usdc.near", amount_out=Decimal("25"),
-                  recipient="merchant.near", refund_to="0xBuyerRefund", deadline=DEADLINE, dry=False)
+                  recipient="merchant.near", refund_to=BUYER_REFUND, deadline=DEADLINE, dry=False)
     return QuoteRequest(**{**fields, **over})
 
 
@@ -93,14 +95,14 @@ def test_wet_quote_sends_exact_output_in_smallest_units_with_auth(provider, serv
     assert sent.json["amount"] == "25000000"
     assert (sent.json["originAsset"], sent.json["destinationAsset"]) == (USDC_ETH_ID, USDC_NEAR_ID)
     assert (sent.json["recipient"], sent.json["recipientType"]) == ("merchant.near", "DESTINATION_CHAIN")
-    assert (sent.json["refundTo"], sent.json["refundType"]) == ("0xBuyerRefund", "ORIGIN_CHAIN")
+    assert (sent.json["refundTo"], sent.json["refundType"]) == (BUYER_REFUND, "ORIGIN_CHAIN")
     assert (sent.json["depositType"], sent.json["depositMode"]) == ("ORIGIN_CHAIN", "SIMPLE")
     assert sent.json["deadline"] == "2030-01-01T12:30:00.000Z"
     assert sent.json["slippageTolerance"] == 100
     assert quote.deposit_address.startswith("eth-deposit-")
     assert quote.amount_in == Decimal("25.25")  # 1% slippage buffer, 1:1 price
     assert quote.amount_out == Decimal("25")
-    assert quote.deadline == DEADLINE and quote.deadline.tzinfo is None
+    assert quote.deadline != DEADLINE and quote.deadline.tzinfo is None  # the provider's own, not ours echoed
     assert quote.correlation_id and quote.time_estimate_seconds == 20
 
 
@@ -128,13 +130,13 @@ def test_exact_output_rounds_the_requested_amount_up(provider, server):
 def test_18_decimal_origin_round_trips_exactly(provider):
     quote = provider.quote(quote_request(origin_asset="eth", amount_out=Decimal("10"), dry=True))
 
-    # 10 USDC at 2000 USD/ETH plus 1% = 0.00505 ETH = 5050000000000000 wei
-    assert quote.amount_in == Decimal("0.00505")
+    # 10 USDC (0.9999 USD each) at 2000 USD/ETH plus 1% = 0.005049495 ETH = 5049495000000000 wei
+    assert quote.amount_in == Decimal("0.005049495")
     assert type(quote.amount_in) is Decimal and type(quote.amount_in_usd) is Decimal
 
 
 def test_memo_chain_quote_asks_for_a_memo_and_status_sends_it(provider, server):
-    quote = provider.quote(quote_request(origin_asset="xlm", refund_to="GBUYER"))
+    quote = provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
     server.script_status(quote.deposit_address, "PENDING_DEPOSIT")
     provider.deposit_status(quote.deposit_address, quote.deposit_memo)
 
@@ -311,3 +313,36 @@ def test_server_shuts_down_cleanly_with_a_request_still_sleeping():
             provider.supported_assets()
 
     assert not server.is_running
+
+
+# --- the strict fake refuses what the real API refuses ----------------------------------
+
+def test_fake_refuses_addresses_that_do_not_match_their_type(server):
+    body = {"dry": True, "swapType": "EXACT_OUTPUT", "slippageTolerance": 100, "originAsset": USDC_ETH_ID,
+            "depositType": "ORIGIN_CHAIN", "destinationAsset": USDC_NEAR_ID, "amount": "1000000",
+            "refundTo": "0xBuyerRefund", "refundType": "ORIGIN_CHAIN", "recipient": "merchant.near",
+            "recipientType": "DESTINATION_CHAIN", "deadline": "2030-01-01T00:00:00.000Z"}
+    session = requests.Session()
+    session.trust_env = False
+
+    def ask(**over):
+        return session.post(server.url + "/v0/quote", json={**body, **over}, timeout=5)
+
+    assert ask().status_code == 400 and "refundTo" in ask().json()["message"]
+    assert ask(refundTo="").json() == {"message": "refundTo should not be empty"}
+    assert ask(refundTo=BUYER_REFUND, swapType="EXACT").status_code == 400
+    assert ask(refundTo=BUYER_REFUND, recipient="Merchant NEAR").status_code == 400   # not a NEAR account
+    assert ask(refundTo="merchant.near", refundType="INTENTS").status_code == 200
+    wet = [ask(refundTo=BUYER_REFUND, dry=False).json()["quote"] for _ in range(2)]
+    assert wet[0]["depositAddress"] != wet[1]["depositAddress"]                      # fresh per wet quote
+    assert wet[0]["deadline"] != body["deadline"]                                    # not echoed
+    assert session.get(server.url + "/v0/status", params={"depositAddress": "nowhere"}, timeout=5).json() == {
+        "message": "Deposit address not found"}
+
+
+def test_fake_answers_401_to_a_wrong_token():
+    with OneClickServer(token="right") as strict:
+        assert make_provider(strict, "right").supported_assets()
+        with pytest.raises(base.ProviderError):
+            make_provider(strict, "wrong").supported_assets()
+        assert strict.requests[-1].headers["authorization"] == "Bearer wrong"
