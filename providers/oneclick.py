@@ -37,6 +37,10 @@ NATIVE_SYMBOLS = {
 WRAPPED_NATIVES = {("near", "wNEAR"): "near"}
 # Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`).
 MEMO_CHAINS = frozenset({"stellar"})
+# A price-only (dry) quote has no buyer address yet, and maybe no payout wallet: 1Click still
+# requires `refundTo`/`recipient` valid for their type, so those go to a NEAR account inside
+# NEAR Intents (`INTENTS`). A dry quote issues no deposit address, so nothing is ever sent there.
+DRY_QUOTE_ACCOUNT = "intents.near"
 
 
 class UnsupportedAsset(ProviderRejected):
@@ -171,12 +175,10 @@ class OneClickProvider:
             "depositMode": "MEMO" if origin.needs_memo else "SIMPLE",
             "destinationAsset": destination.provider_asset_id,
             "amount": to_smallest_units(request.amount_out, destination.decimals),
-            "refundTo": request.refund_to,
-            "refundType": "ORIGIN_CHAIN",
-            "recipient": request.recipient,
-            "recipientType": "DESTINATION_CHAIN",
             "deadline": format_utc(request.deadline),
         }
+        body.update(_party("refund", request.refund_to, "ORIGIN_CHAIN", dry=request.dry))
+        body.update(_party("recipient", request.recipient, "DESTINATION_CHAIN", dry=request.dry))
         if self._referral:
             body["referral"] = self._referral
         return body
@@ -263,6 +265,17 @@ class OneClickProvider:
         if self._jwt:
             headers["Authorization"] = f"Bearer {self._jwt}"
         return headers
+
+
+def _party(role: str, address: str, chain_type: str, *, dry: bool) -> dict[str, str]:
+    """`refundTo`/`refundType` or `recipient`/`recipientType`: the address on its chain, or, for a
+    dry quote that has none yet, DRY_QUOTE_ACCOUNT inside NEAR Intents."""
+    address_field, type_field = ("refundTo", "refundType") if role == "refund" else ("recipient", "recipientType")
+    if not address:
+        if not dry:
+            raise ProviderRejected(f"{address_field} is required for a committed quote")
+        return {address_field: DRY_QUOTE_ACCOUNT, type_field: "INTENTS"}
+    return {address_field: address, type_field: chain_type}
 
 
 def _parse_token(entry: dict[str, Any]) -> Asset:

@@ -115,6 +115,21 @@ def test_dry_quote_has_no_deposit_address(provider, server):
     assert quote.amount_in == Decimal("25.25")
 
 
+def test_dry_quote_without_buyer_address_or_payout_wallet_refunds_inside_intents(provider, server):
+    quote = provider.quote(quote_request(dry=True, refund_to="", recipient=""))
+
+    sent = server.requests_to("/v0/quote")[0].json
+    assert (sent["refundTo"], sent["refundType"]) == ("intents.near", "INTENTS")
+    assert (sent["recipient"], sent["recipientType"]) == ("intents.near", "INTENTS")
+    assert quote.amount_in == Decimal("25.25")
+
+
+def test_wet_quote_without_refund_address_is_refused_before_asking(provider, server):
+    with pytest.raises(ProviderRejected):
+        provider.quote(quote_request(refund_to=""))
+    assert server.requests_to("/v0/quote") == []
+
+
 def test_without_jwt_no_authorization_header_is_sent(server):
     make_provider(server, None).supported_assets()
 
