@@ -5,6 +5,7 @@ import logging
 import re
 import time
 
+import providers
 from config import Settings
 from models.base import init_db, make_database
 from services import queues, urls
@@ -58,3 +59,4 @@ def init_runtime(settings: Settings) -> None:
                           stale_timeout=settings.db_stale_timeout_seconds))
     queues.connect(settings.redis_url)
     urls.configure(settings.checkout_base_url)
+    providers.warn_about_credentials(settings)

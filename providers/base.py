@@ -31,6 +31,11 @@ class ProviderUnavailable(ProviderError):
     """Timeout, connection failure, 5xx or a garbled answer: worth retrying later."""
 
 
+class ProviderAuthFailed(ProviderUnavailable):
+    """401/403: the provider refuses our credentials. An operator-facing outage, not the buyer's
+    mistake: buyers are told checkout is unavailable, polls keep their pace (docs/payment-engine.md)."""
+
+
 class ProviderRejected(ProviderError):
     """The provider refused the request (4xx): retrying the same request will not help."""
 

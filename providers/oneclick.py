@@ -25,7 +25,9 @@ from typing import Any, Callable, Iterator
 import requests
 
 from providers import base
-from providers.base import Asset, DepositStatus, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import (
+    Asset, DepositStatus, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest,
+)
 
 # A chain's own coin, so that ETH on eth is `eth` but ETH on base is `eth.base`.
 NATIVE_SYMBOLS = {
@@ -96,12 +98,17 @@ def _decimal_or_none(value: Any) -> Decimal | None:
 class OneClickProvider:
     name = "oneclick"
 
-    def __init__(self, base_url: str, jwt: str | None, *, timeout: float = 10.0, retries: int = 2,
-                 session: requests.Session | None = None, backoff: float = 0.25, slippage_bps: int = 100,
-                 referral: str | None = None, token_ttl: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, base_url: str, jwt: str | None, *, api_key: str | None = None, timeout: float = 10.0,
+                 retries: int = 2, session: requests.Session | None = None, backoff: float = 0.25,
+                 slippage_bps: int = 100, referral: str | None = None, token_ttl: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_auth_failure: Callable[[int, str], None] | None = None) -> None:
+        """`api_key` (sent as `X-API-Key`, 1Click's recommended auth) wins over `jwt` (Bearer,
+        legacy). `on_auth_failure(status, message)` is told of every 401/403."""
         self._base_url = base_url.rstrip("/")
         self._jwt = jwt
+        self._api_key = api_key
+        self._on_auth_failure = on_auth_failure
         self._timeout = timeout
         self._retries = retries
         self._session = session or requests.Session()
@@ -236,7 +243,7 @@ class OneClickProvider:
                 time.sleep(self._backoff * 2 ** (attempt - 1))
             try:
                 return self._send_once(method, path, params, json_body)
-            except RateLimited:
+            except (RateLimited, ProviderAuthFailed):
                 raise
             except ProviderUnavailable as exc:
                 failure = exc
@@ -253,6 +260,11 @@ class OneClickProvider:
         status = response.status_code
         if status == 429:
             raise RateLimited(f"1Click {method} {path} answered 429: {_message(response)}")
+        if status in (401, 403):
+            message = f"1Click {method} {path} answered {status}: {_message(response)}"
+            if self._on_auth_failure is not None:
+                self._on_auth_failure(status, message)
+            raise ProviderAuthFailed(message)
         if status >= 500:
             raise ProviderUnavailable(f"1Click {method} {path} answered {status}")
         if status >= 400:
@@ -262,7 +274,9 @@ class OneClickProvider:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
-        if self._jwt:
+        if self._api_key:
+            headers["X-API-Key"] = self._api_key
+        elif self._jwt:
             headers["Authorization"] = f"Bearer {self._jwt}"
         return headers
 

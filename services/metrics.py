@@ -101,6 +101,8 @@ _COUNTERS = {
                            ("outcome",)),
     "invoice_moves": ("tender_invoice_moves_total", "Invoice state moves applied, by trigger and new status.",
                       ("trigger", "status")),
+    "provider_auth_failures": ("tender_provider_auth_failures_total",
+                               "Swap provider answers refusing our credentials (401/403).", ("status",)),
 }
 _HISTOGRAMS = {
     "request_seconds": ("tender_http_request_duration_seconds", "HTTP request latency.", ("method", "route", "status")),

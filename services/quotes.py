@@ -11,7 +11,7 @@ import logging
 
 from models.invoices import Invoice
 from models.stores import Store
-from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import Asset, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
 from services import invoice_states
 from services.errors import DomainError
 
@@ -34,11 +34,19 @@ def network_of(asset_code: str) -> str:
     return NATIVE_NETWORKS.get(asset_code, asset_code)
 
 
+def provider_down(error: ProviderUnavailable) -> ProviderDown:
+    """503 for a provider that cannot answer. Refused credentials are the operator's to fix: the
+    buyer gets `checkout_unavailable` without the provider's text."""
+    if isinstance(error, ProviderAuthFailed):
+        return ProviderDown("Checkout is temporarily unavailable; retry shortly.", code="checkout_unavailable")
+    return ProviderDown(f"The swap provider is unavailable: {error}")
+
+
 def supported_assets(provider) -> list[Asset]:
     try:
         return sorted(provider.supported_assets(), key=lambda asset: asset.code)
     except ProviderUnavailable as error:
-        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+        raise provider_down(error) from None
 
 
 def find_asset(provider, code) -> Asset:
@@ -61,7 +69,7 @@ def _ask(provider, request: QuoteRequest) -> Quote:
     try:
         return provider.quote(request)
     except ProviderUnavailable as error:
-        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+        raise provider_down(error) from None
     except ProviderRejected as error:
         raise DomainError("validation_error", f"The swap provider refused the quote: {error}") from None
 

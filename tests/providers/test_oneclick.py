@@ -130,6 +130,33 @@ def test_wet_quote_without_refund_address_is_refused_before_asking(provider, ser
     assert server.requests_to("/v0/quote") == []
 
 
+def test_api_key_is_sent_as_x_api_key_and_wins_over_the_legacy_jwt(server):
+    make_provider(server, "legacy-jwt", api_key="the-key").supported_assets()
+
+    assert server.requests[0].headers["x-api-key"] == "the-key"
+    assert "authorization" not in server.requests[0].headers
+
+
+def test_refused_credentials_are_reported_once_per_answer_and_not_retried():
+    seen = []
+    with OneClickServer(token="right") as strict:
+        provider = make_provider(strict, None, api_key="wrong", on_auth_failure=lambda *args: seen.append(args))
+        with pytest.raises(base.ProviderAuthFailed):
+            provider.quote(quote_request(dry=True))
+        assert len(strict.requests) == 1 and [status for status, _ in seen] == [401]
+
+
+def test_start_up_warns_when_oneclick_has_no_credentials(caplog):
+    import providers
+    from config import Settings
+
+    with caplog.at_level("WARNING", logger="tender.providers"):
+        providers.warn_about_credentials(Settings(swap_provider="oneclick"))
+        providers.warn_about_credentials(Settings(swap_provider="oneclick", oneclick_api_key="k"))
+    assert [record.getMessage() for record in caplog.records if "0.2% more" in record.getMessage()] != []
+    assert len(caplog.records) == 1
+
+
 def test_without_jwt_no_authorization_header_is_sent(server):
     make_provider(server, None).supported_assets()
 
