@@ -75,6 +75,10 @@ class Quote:
     deposit_memo: str | None = None
     correlation_id: str | None = None
     time_estimate_seconds: int | None = None
+    # The assets' decimals at quote time: kept on the invoice and handed back to deposit_status,
+    # so a status read never depends on the provider's current token list.
+    origin_decimals: int | None = None
+    destination_decimals: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,4 +103,6 @@ class SwapProvider(Protocol):
 
     def quote(self, request: QuoteRequest) -> Quote: ...
 
-    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus: ...
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
+        """`decimals`: (origin, destination) as recorded from the quote, when known."""

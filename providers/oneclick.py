@@ -136,14 +136,18 @@ class OneClickProvider:
         with _parsing("quote"):
             return self._parse_quote(answer, request, origin, destination)
 
-    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
+        """`decimals` (origin, destination) as recorded at quote time; without them (an invoice
+        quoted before they were recorded) the current token list is the fallback."""
         params = {"depositAddress": deposit_address}
         if deposit_memo is not None:
             params["depositMemo"] = deposit_memo
         answer = self._request("GET", "/v0/status", params=params, retry=True)
-        self._asset_table()  # amounts come in smallest units of the quoted assets
+        if decimals is None:
+            self._asset_table()
         with _parsing("status"):
-            return self._parse_status(answer)
+            return self._parse_status(answer, decimals)
 
     # --- assets --------------------------------------------------------------------------
 
@@ -208,16 +212,21 @@ class OneClickProvider:
             deposit_memo=quote.get("depositMemo") if not request.dry else None,
             correlation_id=answer.get("correlationId"),
             time_estimate_seconds=None if estimate is None else int(estimate),
+            origin_decimals=origin.decimals,
+            destination_decimals=destination.decimals,
         )
 
-    def _parse_status(self, answer: dict[str, Any]) -> DepositStatus:
+    def _parse_status(self, answer: dict[str, Any], decimals: tuple[int, int] | None) -> DepositStatus:
         status = answer["status"]
         if status not in base.STATUSES:
             raise ProviderUnavailable(f"1Click sent an unknown status {status!r}")
         details = answer.get("swapDetails") or {}
         quote_request = (answer.get("quoteResponse") or {}).get("quoteRequest") or {}
-        origin = self._decimals_of(quote_request, "originAsset")
-        destination = self._decimals_of(quote_request, "destinationAsset")
+        if decimals is not None:
+            origin, destination = decimals
+        else:
+            origin = self._decimals_of(quote_request, "originAsset")
+            destination = self._decimals_of(quote_request, "destinationAsset")
         deposited = "depositedAmount" if details.get("depositedAmount") is not None else "amountIn"
         updated_at = answer.get("updatedAt")
         return DepositStatus(

@@ -13,7 +13,7 @@ import logging
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError
-from services import invoice_states, payments
+from services import invoice_states, payments, quotes
 
 log = logging.getLogger("tender.expiry")
 
@@ -39,7 +39,7 @@ def expire_due(provider, *, now: dt.datetime, batch_size: int = 500) -> int:
 def expire_one(invoice: Invoice, provider, *, now: dt.datetime) -> int:
     if invoice.deposit_address:
         try:
-            status = provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+            status = quotes.deposit_status(provider, invoice)
         except ProviderError as error:
             log.warning("expiry of %s postponed, provider unavailable: %s", invoice.public_id, error)
             return 0

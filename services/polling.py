@@ -17,7 +17,7 @@ from models.base import db
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services import claims, payments
+from services import claims, payments, quotes
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
@@ -56,7 +56,7 @@ def next_poll_at(invoice: Invoice, *, now: dt.datetime, base_seconds: int) -> dt
 def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, base_seconds: int) -> str | None:
     """Ask the provider about one claimed invoice, apply the answer, schedule the next poll."""
     try:
-        status = provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+        status = quotes.deposit_status(provider, invoice)
     except ProviderRejected as error:
         # The provider does not know the address: retrying soon will not help; a human should look.
         log.error("provider refused status of %s: %s", invoice.public_id, error)

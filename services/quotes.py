@@ -92,7 +92,17 @@ def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
     test helper); `next_poll_at` puts it in the chain poller's hands at once."""
     return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
             "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
-            "provider_ref": quote.correlation_id, "next_poll_at": now}
+            "provider_ref": quote.correlation_id, "next_poll_at": now,
+            "origin_decimals": quote.origin_decimals, "destination_decimals": quote.destination_decimals}
+
+
+def deposit_status(provider, invoice: Invoice):
+    """Ask the provider about the invoice's deposit, with the decimals recorded at quote time
+    (passed only when recorded: the sandbox quotes without them)."""
+    recorded = (invoice.origin_decimals, invoice.destination_decimals)
+    if None in recorded:
+        return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+    return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo, decimals=recorded)
 
 
 def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime) -> tuple[Invoice, Quote | None]:

@@ -84,3 +84,24 @@ def test_polls_keep_their_pace_while_credentials_are_refused(store, use_oneclick
     assert polled == 1
     assert Invoice.get_by_id(invoice.id).next_poll_at <= now + dt.timedelta(seconds=10)
     assert fake.requests_to("/v0/status")[-1].headers["x-api-key"] == "wrong-key"
+
+
+def test_a_committed_invoice_is_paid_even_after_its_asset_left_the_token_list(store, use_oneclick, fake):
+    provider = use_oneclick()
+    now = utcnow()
+    from services import quotes
+    invoice, committed = quotes.commit(factories.make_invoice(store), provider, origin_asset="usdc.eth",
+                                       refund_to=BUYER_REFUND, now=now)
+    assert (invoice.origin_decimals, invoice.destination_decimals) == (6, 6)
+    fake.tokens = [token for token in fake.tokens if token[2] != "USDC" or token[1] != "eth"]
+    provider._assets_fetched_at = None   # as after the token list's cache went stale
+    due = str(int(committed.amount_in * 10 ** 6))
+    fake.script_status(invoice.deposit_address, {
+        "status": "SUCCESS", "swapDetails": {
+            "amountIn": due, "depositedAmount": due, "amountOut": "10000000", "refundedAmount": "0",
+            "originChainTxHashes": [{"hash": "0xdeposit", "explorerUrl": ""}],
+            "destinationChainTxHashes": [{"hash": "payout", "explorerUrl": ""}]}})
+
+    polling.poll_due("chain", provider, clock=lambda: now, base_seconds=10, batch_size=10, concurrency=1)
+
+    assert Invoice.get_by_id(invoice.id).status == "paid"
