@@ -89,8 +89,12 @@ class DepositStatus:
     amount_in_usd: Decimal | None = None
     amount_out: Decimal | None = None             # delivered, whole destination units
     amount_out_usd: Decimal | None = None
-    refunded_amount: Decimal | None = None        # whole origin units
-    origin_tx_hashes: tuple[str, ...] = field(default_factory=tuple)       # buyer's deposit(s)
+    refunded_amount: Decimal | None = None        # whole origin units, returned to the buyer so far
+    refunded_amount_usd: Decimal | None = None
+    # Every origin-chain transaction the provider lists (deposits and refunds, in no promised
+    # order); `deposit_tx_hash` is set only when the answer itself says which one is the deposit.
+    origin_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
+    deposit_tx_hash: str | None = None
     destination_tx_hashes: tuple[str, ...] = field(default_factory=tuple)  # payout to merchant
     refund_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
     updated_at: dt.datetime | None = None

@@ -229,6 +229,10 @@ class OneClickProvider:
             destination = self._decimals_of(quote_request, "destinationAsset")
         deposited = "depositedAmount" if details.get("depositedAmount") is not None else "amountIn"
         updated_at = answer.get("updatedAt")
+        # 1Click lists refunds among the origin-chain hashes too: a lone hash before any refund
+        # (KNOWN_DEPOSIT_TX, PROCESSING) is the deposit; the engine keeps the first one it saw.
+        origin_hashes = _hashes(details.get("originChainTxHashes"))
+        refunded = _amount(details.get("refundedAmount"), origin)
         return DepositStatus(
             status=status,
             correlation_id=answer.get("correlationId"),
@@ -236,8 +240,10 @@ class OneClickProvider:
             amount_in_usd=_decimal_or_none(details.get(f"{deposited}Usd")),
             amount_out=_amount(details.get("amountOut"), destination),
             amount_out_usd=_decimal_or_none(details.get("amountOutUsd")),
-            refunded_amount=_amount(details.get("refundedAmount"), origin),
-            origin_tx_hashes=_hashes(details.get("originChainTxHashes")),
+            refunded_amount=refunded,
+            refunded_amount_usd=_decimal_or_none(details.get("refundedAmountUsd")),
+            origin_tx_hashes=origin_hashes,
+            deposit_tx_hash=origin_hashes[0] if len(origin_hashes) == 1 and not refunded else None,
             destination_tx_hashes=_hashes(details.get("destinationChainTxHashes")),
             updated_at=parse_utc(updated_at) if updated_at else None,
         )

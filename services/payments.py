@@ -37,11 +37,13 @@ def _cents(value: Decimal) -> Decimal:
 
 
 def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
-    """What the buyer sent, in the invoice currency: the provider's USD value, else pro rata of the quote."""
-    if status.amount_in_usd is not None:
-        return _cents(status.amount_in_usd)
+    """What the buyer paid, in the invoice currency: the deposit net of what the provider refunded
+    (EXACT_OUTPUT returns the unused slippage buffer); the provider's USD values, else pro rata."""
+    if status.amount_in_usd is not None and (status.refunded_amount_usd is not None or not status.refunded_amount):
+        return _cents(status.amount_in_usd - (status.refunded_amount_usd or 0))
     if status.amount_in is not None and invoice.amount_due:
-        return _cents(invoice.amount * status.amount_in / invoice.amount_due)
+        net = status.amount_in - (status.refunded_amount or 0)
+        return _cents(invoice.amount * net / invoice.amount_due)
     return None
 
 
@@ -66,8 +68,21 @@ def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.dat
         return Invoice.get_by_id(invoice.id)
 
 
+def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
+    """The buyer's deposit: the first origin-chain hash Tender recorded for the invoice (seen at
+    KNOWN_DEPOSIT_TX); later hashes are refunds or further deposits (docs/payment-engine.md)."""
+    recorded = (Transaction.select(Transaction.transaction_hash)
+                .where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
+                .order_by(Transaction.created_at, Transaction.id).first())
+    if recorded is not None:
+        return recorded.transaction_hash
+    if status.deposit_tx_hash or not status.origin_tx_hashes:
+        return status.deposit_tx_hash
+    return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
+
+
 def _confirm_paid(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    origin_hash = status.origin_tx_hashes[0] if status.origin_tx_hashes else None
+    origin_hash = deposit_hash(invoice, status)
     invoice_states.move(invoice.id, "deposit_confirmed", now=now, paid_at=now,
                         paid_amount=deposit_value(invoice, status) or invoice.amount,
                         swap_status="processing", transaction_hash=origin_hash)
@@ -103,14 +118,16 @@ def _on_incomplete(invoice: Invoice, status: DepositStatus, now: dt.datetime) ->
 
 def _on_refunded(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
     current = Invoice.get_by_id(invoice.id)
-    refund_hash = status.refund_tx_hashes[0] if status.refund_tx_hashes else f"provider:{current.provider_ref}"
+    deposit = deposit_hash(current, status)
+    listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != deposit)
+    refund_hash = listed[0] if listed else f"provider:{current.provider_ref}"
     amount = status.refunded_amount if status.refunded_amount is not None else status.amount_in
     if current.status in ("awaiting_payment", "underpaid", "expired") or (
             current.status == "paid" and current.swap_status == "processing"):
         _record(current, "refund", refund_hash, now=now, network=network_of(current.origin_asset or ""),
                 token=current.origin_asset or "", amount=amount or Decimal(0),
                 from_wallet=current.deposit_address, to_wallet=current.refund_to, status="confirmed",
-                verified=bool(status.refund_tx_hashes))
+                verified=bool(listed))
     if current.status == "expired":
         invoice_states.move(invoice.id, "late_refund", now=now)
     else:
@@ -135,7 +152,7 @@ def _record_origin(invoice: Invoice, status: DepositStatus, *, now: dt.datetime)
         return
     confirmed = status.status != base.KNOWN_DEPOSIT_TX
     current = Invoice.get_by_id(invoice.id)
-    _record(current, "payment_origin", status.origin_tx_hashes[0], now=now,
+    _record(current, "payment_origin", deposit_hash(current, status), now=now,
             network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
             amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
             status="confirmed" if confirmed else "pending")

@@ -3,6 +3,7 @@ poller, in-process (tests/support/oneclick_server.py; the multi-process run is t
 import dataclasses
 import datetime as dt
 import logging
+from decimal import Decimal
 
 import pytest
 
@@ -105,3 +106,36 @@ def test_a_committed_invoice_is_paid_even_after_its_asset_left_the_token_list(st
     polling.poll_due("chain", provider, clock=lambda: now, base_seconds=10, batch_size=10, concurrency=1)
 
     assert Invoice.get_by_id(invoice.id).status == "paid"
+
+
+def test_deposit_hash_is_the_first_seen_and_paid_amount_is_net_of_the_slippage_refund(store, use_oneclick, fake):
+    from models.transactions import Transaction
+    from services import quotes
+    provider = use_oneclick()
+    now = utcnow()
+    invoice, committed = quotes.commit(factories.make_invoice(store), provider, origin_asset="usdc.eth",
+                                       refund_to=BUYER_REFUND, now=now)
+    deposited = str(int(committed.amount_in * 10 ** 6))            # carries the 1% slippage buffer
+    refunded = str(int(committed.amount_in * 10 ** 6) - int(committed.amount_in / Decimal("1.01") * 10 ** 6))
+    hashes = lambda *names: [{"hash": name, "explorerUrl": ""} for name in names]  # noqa: E731
+    fake.script_status(invoice.deposit_address,
+                       {"status": "KNOWN_DEPOSIT_TX", "swapDetails": {
+                           "depositedAmount": deposited, "depositedAmountUsd": "10.10",
+                           "originChainTxHashes": hashes("0xdeposit")}},
+                       {"status": "SUCCESS", "swapDetails": {
+                           "amountIn": deposited, "depositedAmount": deposited, "depositedAmountUsd": "10.10",
+                           "refundedAmount": refunded, "refundedAmountUsd": "0.10",
+                           "amountOut": "10000000", "amountOutUsd": "10.00",
+                           "originChainTxHashes": hashes("0xslippage-refund", "0xdeposit"),   # no promised order
+                           "destinationChainTxHashes": hashes("payout")}})
+
+    for minutes in (0, 1):
+        later = now + dt.timedelta(minutes=minutes)
+        Invoice.update(next_poll_at=later).where(Invoice.id == invoice.id).execute()
+        polling.poll_due("chain", provider, clock=lambda: later, base_seconds=10, batch_size=10, concurrency=1)
+
+    paid = Invoice.get_by_id(invoice.id)
+    assert (paid.status, paid.transaction_hash) == ("paid", "0xdeposit")
+    assert paid.paid_amount == Decimal("10.00")                      # not 10.10: the buffer came back
+    origins = Transaction.select().where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
+    assert [tx.transaction_hash for tx in origins] == ["0xdeposit"]
