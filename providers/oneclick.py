@@ -35,10 +35,13 @@ NATIVE_SYMBOLS = {
     "xrp": "XRP", "doge": "DOGE", "ltc": "LTC", "zec": "ZEC", "bch": "BCH", "sui": "SUI",
     "cardano": "ADA", "avax": "AVAX", "bsc": "BNB", "pol": "POL", "stellar": "XLM",
 }
-# Tokens 1Click lists with a contract that we still treat as the chain's coin.
-WRAPPED_NATIVES = {("near", "wNEAR"): "near"}
-# Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`).
-MEMO_CHAINS = frozenset({"stellar"})
+# Assets not offered: NEAR is listed only as wNEAR (`nep141:wrap.near`), and the NEAR Intents
+# documents disagree on whether a native NEAR transfer to the deposit address is credited, so a
+# buyer shown "NEAR" could lose the payment (docs/decisions.md, "Payment engine").
+AMBIGUOUS_DEPOSITS = frozenset({"nep141:wrap.near"})
+# Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`), as 1Click's
+# own notes name them. Only a first guess: a 400 asking for MEMO teaches the adapter another one.
+MEMO_CHAINS = frozenset({"stellar", "xrp", "ton"})
 # A price-only (dry) quote has no buyer address yet, and maybe no payout wallet: 1Click still
 # requires `refundTo`/`recipient` valid for their type, so those go to a NEAR account inside
 # NEAR Intents (`INTENTS`). A dry quote issues no deposit address, so nothing is ever sent there.
@@ -120,6 +123,7 @@ class OneClickProvider:
         self._assets: dict[str, Asset] = {}
         self._assets_by_id: dict[str, Asset] = {}
         self._assets_fetched_at: float | None = None
+        self._memo_networks: set[str] = set(MEMO_CHAINS)
 
     # --- the interface -------------------------------------------------------------------
 
@@ -132,7 +136,16 @@ class OneClickProvider:
         if request.amount_out <= 0:
             raise ProviderRejected("amount_out must be positive")
         body = self._quote_body(request, origin, destination)
-        answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+        try:
+            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+        except ProviderRejected as refusal:
+            if body["depositMode"] == "MEMO" or "MEMO" not in str(refusal):
+                raise
+            # A memo chain we did not know: a refused quote issued no address, so asking again is safe.
+            self._memo_networks.add(origin.network)
+            self._assets_fetched_at = None      # rebuild the table so the asset says it needs a memo
+            body["depositMode"] = "MEMO"
+            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
         with _parsing("quote"):
             return self._parse_quote(answer, request, origin, destination)
 
@@ -162,7 +175,8 @@ class OneClickProvider:
         if fetched_at is None or self._clock() - fetched_at >= self._token_ttl:
             answer = self._request("GET", "/v0/tokens", retry=True)
             with _parsing("token list"):
-                assets = [_parse_token(entry) for entry in answer]
+                assets = [_parse_token(entry, self._memo_networks) for entry in answer
+                          if entry["assetId"] not in AMBIGUOUS_DEPOSITS]
             self._assets, self._assets_by_id = {}, {}
             for asset in assets:
                 self._assets.setdefault(asset.code, asset)  # on a clash the first listed wins
@@ -183,7 +197,7 @@ class OneClickProvider:
             "slippageTolerance": self._slippage_bps,
             "originAsset": origin.provider_asset_id,
             "depositType": "ORIGIN_CHAIN",
-            "depositMode": "MEMO" if origin.needs_memo else "SIMPLE",
+            "depositMode": "MEMO" if origin.network in self._memo_networks else "SIMPLE",
             "destinationAsset": destination.provider_asset_id,
             "amount": to_smallest_units(request.amount_out, destination.decimals),
             "deadline": format_utc(request.deadline),
@@ -307,7 +321,7 @@ def _party(role: str, address: str, chain_type: str, *, dry: bool) -> dict[str, 
     return {address_field: address, type_field: chain_type}
 
 
-def _parse_token(entry: dict[str, Any]) -> Asset:
+def _parse_token(entry: dict[str, Any], memo_networks) -> Asset:
     symbol, network = str(entry["symbol"]), str(entry["blockchain"]).lower()
     return Asset(
         code=_asset_code(symbol, network, entry.get("contractAddress")),
@@ -316,14 +330,11 @@ def _parse_token(entry: dict[str, Any]) -> Asset:
         decimals=int(entry["decimals"]),
         provider_asset_id=str(entry["assetId"]),
         price_usd=_decimal_or_none(entry.get("price")),
-        needs_memo=network in MEMO_CHAINS,
+        needs_memo=network in memo_networks,
     )
 
 
 def _asset_code(symbol: str, network: str, contract_address: str | None) -> str:
-    wrapped = WRAPPED_NATIVES.get((network, symbol))
-    if wrapped:
-        return wrapped
     if not contract_address and NATIVE_SYMBOLS.get(network) == symbol.upper():
         return symbol.lower()
     return f"{symbol.lower()}.{network}"

@@ -50,9 +50,8 @@ def quote_request(**over) -> QuoteRequest:
 def test_asset_codes_follow_our_naming(provider):
     assets = {asset.code: asset for asset in provider.supported_assets()}
 
-    assert set(assets) == {"btc", "eth", "sol", "near", "xlm", "eth.base",
-                           "usdc.eth", "usdc.base", "usdc.near", "usdt.tron"}
-    assert assets["near"].provider_asset_id == "nep141:wrap.near"  # 1Click lists NEAR as wNEAR
+    assert set(assets) == {"btc", "eth", "sol", "xlm", "eth.base",
+                           "usdc.eth", "usdc.base", "usdc.near", "usdt.tron"}   # no NEAR: see AMBIGUOUS_DEPOSITS
     assert assets["usdc.near"].provider_asset_id == USDC_NEAR_ID
     assert (assets["usdc.eth"].symbol, assets["usdc.eth"].network, assets["usdc.eth"].decimals) == ("USDC", "eth", 6)
     assert assets["xlm"].needs_memo and not assets["btc"].needs_memo
@@ -175,6 +174,29 @@ def test_18_decimal_origin_round_trips_exactly(provider):
     # 10 USDC (0.9999 USD each) at 2000 USD/ETH plus 1% = 0.005049495 ETH = 5049495000000000 wei
     assert quote.amount_in == Decimal("0.005049495")
     assert type(quote.amount_in) is Decimal and type(quote.amount_in_usd) is Decimal
+
+
+def test_a_memo_chain_is_learned_from_a_400_asking_for_memo(server, monkeypatch):
+    import providers.oneclick as oneclick
+    monkeypatch.setattr(oneclick, "MEMO_CHAINS", frozenset())
+    provider = make_provider(server)
+
+    first = provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
+    provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
+
+    modes = [request.json["depositMode"] for request in server.requests_to("/v0/quote")]
+    assert modes == ["SIMPLE", "MEMO", "MEMO"] and first.deposit_memo
+    assert [asset.needs_memo for asset in provider.supported_assets() if asset.code == "xlm"] == [True]
+
+
+def test_xrp_is_a_memo_chain_from_the_start():
+    tokens = [("nep141:xrp.omft.near", "xrp", "XRP", 6, "0.5", None),
+              ("nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1", "near", "USDC", 6,
+               "0.9999", "17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1")]
+    with OneClickServer(tokens) as xrp_server:
+        quote = make_provider(xrp_server).quote(quote_request(origin_asset="xrp", refund_to="r" + "H" * 30))
+        assert [r.json["depositMode"] for r in xrp_server.requests_to("/v0/quote")] == ["MEMO"]
+        assert quote.deposit_memo
 
 
 def test_memo_chain_quote_asks_for_a_memo_and_status_sends_it(provider, server):
