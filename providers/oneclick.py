@@ -1,15 +1,14 @@
 """The `oneclick` swap provider: a `requests` client for NEAR Intents' 1Click API (v0).
 
-Field names follow the 1Click OpenAPI spec (docs.near-intents.org, one-click-sdk-typescript).
-Where it differs from our first summary:
-* `slippageTolerance` is required and is in basis points; `depositMode` (SIMPLE/MEMO) is
-  required by memo chains such as stellar.
+Field names follow the 1Click OpenAPI spec (docs.near-intents.org, one-click-sdk-typescript); what
+Tender relies on, and what it does when that fails, is in docs/payment-engine.md.
+* `slippageTolerance` is required and is in basis points; `depositMode` (SIMPLE/MEMO) tells memo
+  chains apart (learned from a 400 asking for MEMO as well as from MEMO_CHAINS).
 * EXACT_OUTPUT: `quote.amountIn` already carries the slippage buffer (`minAmountIn` is the
   floor); any excess is refunded to `refundTo`. We report `amountIn` as what the buyer sends.
-* `swapDetails.depositedAmount` is what reached the deposit address; `amountIn` is what was
-  swapped. We report the deposit. There is no list of refund transactions.
-* NEAR is listed only as `wNEAR` (`nep141:wrap.near`); 1Click wraps native deposits, so it is
-  our native `near`.
+* `swapDetails.depositedAmount` is what reached the deposit address, `refundedAmount` what went
+  back; `originChainTxHashes` mixes deposits and refunds in no promised order.
+* Auth: `X-API-Key` (recommended) or Bearer JWT (legacy); 401/403 is ProviderAuthFailed.
 * Nothing says a wet quote is idempotent (each one derives a fresh deposit address), so only
   reads and dry quotes are retried.
 """
