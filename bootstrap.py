@@ -5,6 +5,7 @@ import logging
 import re
 import time
 
+import providers
 from config import Settings
 from models.base import init_db, make_database
 from services import events, queues, urls
@@ -59,3 +60,5 @@ def init_runtime(settings: Settings) -> None:
     queues.connect(settings.redis_url)
     urls.configure(settings.checkout_base_url)
     events.configure(livemode=settings.swap_provider != "sandbox")
+
+    providers.warn_about_credentials(settings)

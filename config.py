@@ -30,6 +30,7 @@ class Settings:
     swap_provider: str = "sandbox"
     oneclick_base_url: str = "https://1click.chaindefuser.com"
     oneclick_jwt: str | None = None
+    oneclick_api_key: str | None = None
     invoice_ttl_seconds: int = 3600
     supported_currencies: tuple[str, ...] = ("USD",)
     public_base_url: str = DEFAULT_PUBLIC_BASE_URL
@@ -89,6 +90,7 @@ def load_settings(environ) -> Settings:
         swap_provider=_swap_provider(env),
         oneclick_base_url=env.url("ONECLICK_BASE_URL", "https://1click.chaindefuser.com"),
         oneclick_jwt=env.text("ONECLICK_JWT"),
+        oneclick_api_key=env.text("ONECLICK_API_KEY"),
         # Minimum 5 s (not 60): the multi-process tests and demos watch a real expiry happen.
         invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS", 3600, minimum=5, maximum=30 * 86400),
         supported_currencies=env.currencies("SUPPORTED_CURRENCIES", ("USD",)),

@@ -109,7 +109,8 @@ OPERATIONS = {
         "Service health", "Health", HealthSchema, no_database=True,
         errors={503: ("The database is unreachable (same body, `components.database: unavailable`).",
                       HealthSchema)},
-        description="Unversioned and unauthenticated. 200 while the database answers; Redis only degrades."),
+        description="Unversioned and unauthenticated. 200 while the database answers; Redis only degrades, "
+                    "and so does a swap provider refusing Tender's credentials (`components.provider`)."),
     ("GET", "/v1/openapi.json"): Op(
         "This OpenAPI document", "Meta", {"type": "object"}, no_database=True),
 

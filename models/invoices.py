@@ -41,6 +41,8 @@ class Invoice(BaseModel):
     amount_due = AmountField(null=True)
     quoted_at = pw.DateTimeField(null=True)
     provider_ref = pw.CharField(max_length=128, null=True)
+    origin_decimals = pw.SmallIntegerField(null=True)        # migrations/0007_quote_decimals.py
+    destination_decimals = pw.SmallIntegerField(null=True)
     provider_status = pw.CharField(max_length=32, null=True)
     next_poll_at = pw.DateTimeField(null=True)
     claimed_until = pw.DateTimeField(null=True)

@@ -7,8 +7,11 @@ connections) and one cached `/v0/tokens` table instead of building them per requ
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
+
+log = logging.getLogger("tender.providers")
 
 _shared = {"key": None, "provider": None}
 _shared_lock = threading.Lock()
@@ -19,8 +22,10 @@ def get_provider(settings):
     if settings.swap_provider == "oneclick":
         # Imported here so that a sandbox deployment never needs the HTTP adapter loaded.
         from providers.oneclick import OneClickProvider
+        from services import provider_health
 
-        return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt)
+        return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt, api_key=settings.oneclick_api_key,
+                                on_auth_failure=provider_health.auth_failed)
     from providers.sandbox import SandboxProvider
 
     return SandboxProvider(latency_seconds=settings.sandbox_latency_ms / 1000)
@@ -34,3 +39,10 @@ def shared(settings):
         if _shared["key"] != key:
             _shared["provider"], _shared["key"] = get_provider(settings), key
         return _shared["provider"]
+
+
+def warn_about_credentials(settings) -> None:
+    """Start-up: 1Click serves requests without credentials, but charges 0.2% more on every swap."""
+    if settings.swap_provider == "oneclick" and not (settings.oneclick_api_key or settings.oneclick_jwt):
+        log.warning("SWAP_PROVIDER=oneclick without ONECLICK_API_KEY or ONECLICK_JWT: "
+                    "1Click charges 0.2% more on every swap without credentials")

@@ -31,6 +31,11 @@ class ProviderUnavailable(ProviderError):
     """Timeout, connection failure, 5xx or a garbled answer: worth retrying later."""
 
 
+class ProviderAuthFailed(ProviderUnavailable):
+    """401/403: the provider refuses our credentials. An operator-facing outage, not the buyer's
+    mistake: buyers are told checkout is unavailable, polls keep their pace (docs/payment-engine.md)."""
+
+
 class ProviderRejected(ProviderError):
     """The provider refused the request (4xx): retrying the same request will not help."""
 
@@ -70,6 +75,10 @@ class Quote:
     deposit_memo: str | None = None
     correlation_id: str | None = None
     time_estimate_seconds: int | None = None
+    # The assets' decimals at quote time: kept on the invoice and handed back to deposit_status,
+    # so a status read never depends on the provider's current token list.
+    origin_decimals: int | None = None
+    destination_decimals: int | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,12 @@ class DepositStatus:
     amount_in_usd: Decimal | None = None
     amount_out: Decimal | None = None             # delivered, whole destination units
     amount_out_usd: Decimal | None = None
-    refunded_amount: Decimal | None = None        # whole origin units
-    origin_tx_hashes: tuple[str, ...] = field(default_factory=tuple)       # buyer's deposit(s)
+    refunded_amount: Decimal | None = None        # whole origin units, returned to the buyer so far
+    refunded_amount_usd: Decimal | None = None
+    # Every origin-chain transaction the provider lists (deposits and refunds, in no promised
+    # order); `deposit_tx_hash` is set only when the answer itself says which one is the deposit.
+    origin_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
+    deposit_tx_hash: str | None = None
     destination_tx_hashes: tuple[str, ...] = field(default_factory=tuple)  # payout to merchant
     refund_tx_hashes: tuple[str, ...] = field(default_factory=tuple)
     updated_at: dt.datetime | None = None
@@ -125,4 +138,6 @@ class SwapProvider(Protocol):
 
     def quote(self, request: QuoteRequest) -> Quote: ...
 
-    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus: ...
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
+        """`decimals`: (origin, destination) as recorded from the quote, when known."""

@@ -1,15 +1,14 @@
 """The `oneclick` swap provider: a `requests` client for NEAR Intents' 1Click API (v0).
 
-Field names follow the 1Click OpenAPI spec (docs.near-intents.org, one-click-sdk-typescript).
-Where it differs from our first summary:
-* `slippageTolerance` is required and is in basis points; `depositMode` (SIMPLE/MEMO) is
-  required by memo chains such as stellar.
+Field names follow the 1Click OpenAPI spec (docs.near-intents.org, one-click-sdk-typescript); what
+Tender relies on, and what it does when that fails, is in docs/payment-engine.md.
+* `slippageTolerance` is required and is in basis points; `depositMode` (SIMPLE/MEMO) tells memo
+  chains apart (learned from a 400 asking for MEMO as well as from MEMO_CHAINS).
 * EXACT_OUTPUT: `quote.amountIn` already carries the slippage buffer (`minAmountIn` is the
   floor); any excess is refunded to `refundTo`. We report `amountIn` as what the buyer sends.
-* `swapDetails.depositedAmount` is what reached the deposit address; `amountIn` is what was
-  swapped. We report the deposit. There is no list of refund transactions.
-* NEAR is listed only as `wNEAR` (`nep141:wrap.near`); 1Click wraps native deposits, so it is
-  our native `near`.
+* `swapDetails.depositedAmount` is what reached the deposit address, `refundedAmount` what went
+  back; `originChainTxHashes` mixes deposits and refunds in no promised order.
+* Auth: `X-API-Key` (recommended) or Bearer JWT (legacy); 401/403 is ProviderAuthFailed.
 * Nothing says a wet quote is idempotent (each one derives a fresh deposit address), so only
   reads and dry quotes are retried.
 """
@@ -25,7 +24,9 @@ from typing import Any, Callable, Iterator
 import requests
 
 from providers import base
-from providers.base import Asset, DepositStatus, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import (
+    Asset, DepositStatus, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest,
+)
 
 # A chain's own coin, so that ETH on eth is `eth` but ETH on base is `eth.base`.
 NATIVE_SYMBOLS = {
@@ -33,10 +34,17 @@ NATIVE_SYMBOLS = {
     "xrp": "XRP", "doge": "DOGE", "ltc": "LTC", "zec": "ZEC", "bch": "BCH", "sui": "SUI",
     "cardano": "ADA", "avax": "AVAX", "bsc": "BNB", "pol": "POL", "stellar": "XLM",
 }
-# Tokens 1Click lists with a contract that we still treat as the chain's coin.
-WRAPPED_NATIVES = {("near", "wNEAR"): "near"}
-# Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`).
-MEMO_CHAINS = frozenset({"stellar"})
+# Assets not offered: NEAR is listed only as wNEAR (`nep141:wrap.near`), and the NEAR Intents
+# documents disagree on whether a native NEAR transfer to the deposit address is credited, so a
+# buyer shown "NEAR" could lose the payment (docs/decisions.md, "Payment engine").
+AMBIGUOUS_DEPOSITS = frozenset({"nep141:wrap.near"})
+# Chains whose deposit address is shared and needs a memo (1Click `depositMode: MEMO`), as 1Click's
+# own notes name them. Only a first guess: a 400 asking for MEMO teaches the adapter another one.
+MEMO_CHAINS = frozenset({"stellar", "xrp", "ton"})
+# A price-only (dry) quote has no buyer address yet, and maybe no payout wallet: 1Click still
+# requires `refundTo`/`recipient` valid for their type, so those go to a NEAR account inside
+# NEAR Intents (`INTENTS`). A dry quote issues no deposit address, so nothing is ever sent there.
+DRY_QUOTE_ACCOUNT = "intents.near"
 
 
 class UnsupportedAsset(ProviderRejected):
@@ -92,12 +100,17 @@ def _decimal_or_none(value: Any) -> Decimal | None:
 class OneClickProvider:
     name = "oneclick"
 
-    def __init__(self, base_url: str, jwt: str | None, *, timeout: float = 10.0, retries: int = 2,
-                 session: requests.Session | None = None, backoff: float = 0.25, slippage_bps: int = 100,
-                 referral: str | None = None, token_ttl: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, base_url: str, jwt: str | None, *, api_key: str | None = None, timeout: float = 10.0,
+                 retries: int = 2, session: requests.Session | None = None, backoff: float = 0.25,
+                 slippage_bps: int = 100, referral: str | None = None, token_ttl: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 on_auth_failure: Callable[[int, str], None] | None = None) -> None:
+        """`api_key` (sent as `X-API-Key`, 1Click's recommended auth) wins over `jwt` (Bearer,
+        legacy). `on_auth_failure(status, message)` is told of every 401/403."""
         self._base_url = base_url.rstrip("/")
         self._jwt = jwt
+        self._api_key = api_key
+        self._on_auth_failure = on_auth_failure
         self._timeout = timeout
         self._retries = retries
         self._session = session or requests.Session()
@@ -109,6 +122,7 @@ class OneClickProvider:
         self._assets: dict[str, Asset] = {}
         self._assets_by_id: dict[str, Asset] = {}
         self._assets_fetched_at: float | None = None
+        self._memo_networks: set[str] = set(MEMO_CHAINS)
 
     # --- the interface -------------------------------------------------------------------
 
@@ -121,18 +135,31 @@ class OneClickProvider:
         if request.amount_out <= 0:
             raise ProviderRejected("amount_out must be positive")
         body = self._quote_body(request, origin, destination)
-        answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+        try:
+            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+        except ProviderRejected as refusal:
+            if body["depositMode"] == "MEMO" or "MEMO" not in str(refusal):
+                raise
+            # A memo chain we did not know: a refused quote issued no address, so asking again is safe.
+            self._memo_networks.add(origin.network)
+            self._assets_fetched_at = None      # rebuild the table so the asset says it needs a memo
+            body["depositMode"] = "MEMO"
+            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
         with _parsing("quote"):
             return self._parse_quote(answer, request, origin, destination)
 
-    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
+        """`decimals` (origin, destination) as recorded at quote time; without them (an invoice
+        quoted before they were recorded) the current token list is the fallback."""
         params = {"depositAddress": deposit_address}
         if deposit_memo is not None:
             params["depositMemo"] = deposit_memo
         answer = self._request("GET", "/v0/status", params=params, retry=True)
-        self._asset_table()  # amounts come in smallest units of the quoted assets
+        if decimals is None:
+            self._asset_table()
         with _parsing("status"):
-            return self._parse_status(answer)
+            return self._parse_status(answer, decimals)
 
     # --- assets --------------------------------------------------------------------------
 
@@ -147,7 +174,8 @@ class OneClickProvider:
         if fetched_at is None or self._clock() - fetched_at >= self._token_ttl:
             answer = self._request("GET", "/v0/tokens", retry=True)
             with _parsing("token list"):
-                assets = [_parse_token(entry) for entry in answer]
+                assets = [_parse_token(entry, self._memo_networks) for entry in answer
+                          if entry["assetId"] not in AMBIGUOUS_DEPOSITS]
             self._assets, self._assets_by_id = {}, {}
             for asset in assets:
                 self._assets.setdefault(asset.code, asset)  # on a clash the first listed wins
@@ -168,15 +196,13 @@ class OneClickProvider:
             "slippageTolerance": self._slippage_bps,
             "originAsset": origin.provider_asset_id,
             "depositType": "ORIGIN_CHAIN",
-            "depositMode": "MEMO" if origin.needs_memo else "SIMPLE",
+            "depositMode": "MEMO" if origin.network in self._memo_networks else "SIMPLE",
             "destinationAsset": destination.provider_asset_id,
             "amount": to_smallest_units(request.amount_out, destination.decimals),
-            "refundTo": request.refund_to,
-            "refundType": "ORIGIN_CHAIN",
-            "recipient": request.recipient,
-            "recipientType": "DESTINATION_CHAIN",
             "deadline": format_utc(request.deadline),
         }
+        body.update(_party("refund", request.refund_to, "ORIGIN_CHAIN", dry=request.dry))
+        body.update(_party("recipient", request.recipient, "DESTINATION_CHAIN", dry=request.dry))
         if self._referral:
             body["referral"] = self._referral
         return body
@@ -199,18 +225,27 @@ class OneClickProvider:
             deposit_memo=quote.get("depositMemo") if not request.dry else None,
             correlation_id=answer.get("correlationId"),
             time_estimate_seconds=None if estimate is None else int(estimate),
+            origin_decimals=origin.decimals,
+            destination_decimals=destination.decimals,
         )
 
-    def _parse_status(self, answer: dict[str, Any]) -> DepositStatus:
+    def _parse_status(self, answer: dict[str, Any], decimals: tuple[int, int] | None) -> DepositStatus:
         status = answer["status"]
         if status not in base.STATUSES:
             raise ProviderUnavailable(f"1Click sent an unknown status {status!r}")
         details = answer.get("swapDetails") or {}
         quote_request = (answer.get("quoteResponse") or {}).get("quoteRequest") or {}
-        origin = self._decimals_of(quote_request, "originAsset")
-        destination = self._decimals_of(quote_request, "destinationAsset")
+        if decimals is not None:
+            origin, destination = decimals
+        else:
+            origin = self._decimals_of(quote_request, "originAsset")
+            destination = self._decimals_of(quote_request, "destinationAsset")
         deposited = "depositedAmount" if details.get("depositedAmount") is not None else "amountIn"
         updated_at = answer.get("updatedAt")
+        # 1Click lists refunds among the origin-chain hashes too: a lone hash before any refund
+        # (KNOWN_DEPOSIT_TX, PROCESSING) is the deposit; the engine keeps the first one it saw.
+        origin_hashes = _hashes(details.get("originChainTxHashes"))
+        refunded = _amount(details.get("refundedAmount"), origin)
         return DepositStatus(
             status=status,
             correlation_id=answer.get("correlationId"),
@@ -218,8 +253,10 @@ class OneClickProvider:
             amount_in_usd=_decimal_or_none(details.get(f"{deposited}Usd")),
             amount_out=_amount(details.get("amountOut"), destination),
             amount_out_usd=_decimal_or_none(details.get("amountOutUsd")),
-            refunded_amount=_amount(details.get("refundedAmount"), origin),
-            origin_tx_hashes=_hashes(details.get("originChainTxHashes")),
+            refunded_amount=refunded,
+            refunded_amount_usd=_decimal_or_none(details.get("refundedAmountUsd")),
+            origin_tx_hashes=origin_hashes,
+            deposit_tx_hash=origin_hashes[0] if len(origin_hashes) == 1 and not refunded else None,
             destination_tx_hashes=_hashes(details.get("destinationChainTxHashes")),
             updated_at=parse_utc(updated_at) if updated_at else None,
         )
@@ -234,7 +271,7 @@ class OneClickProvider:
                 time.sleep(self._backoff * 2 ** (attempt - 1))
             try:
                 return self._send_once(method, path, params, json_body)
-            except RateLimited:
+            except (RateLimited, ProviderAuthFailed):
                 raise
             except ProviderUnavailable as exc:
                 failure = exc
@@ -251,6 +288,11 @@ class OneClickProvider:
         status = response.status_code
         if status == 429:
             raise RateLimited(f"1Click {method} {path} answered 429: {_message(response)}")
+        if status in (401, 403):
+            message = f"1Click {method} {path} answered {status}: {_message(response)}"
+            if self._on_auth_failure is not None:
+                self._on_auth_failure(status, message)
+            raise ProviderAuthFailed(message)
         if status >= 500:
             raise ProviderUnavailable(f"1Click {method} {path} answered {status}")
         if status >= 400:
@@ -260,12 +302,25 @@ class OneClickProvider:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
-        if self._jwt:
+        if self._api_key:
+            headers["X-API-Key"] = self._api_key
+        elif self._jwt:
             headers["Authorization"] = f"Bearer {self._jwt}"
         return headers
 
 
-def _parse_token(entry: dict[str, Any]) -> Asset:
+def _party(role: str, address: str, chain_type: str, *, dry: bool) -> dict[str, str]:
+    """`refundTo`/`refundType` or `recipient`/`recipientType`: the address on its chain, or, for a
+    dry quote that has none yet, DRY_QUOTE_ACCOUNT inside NEAR Intents."""
+    address_field, type_field = ("refundTo", "refundType") if role == "refund" else ("recipient", "recipientType")
+    if not address:
+        if not dry:
+            raise ProviderRejected(f"{address_field} is required for a committed quote")
+        return {address_field: DRY_QUOTE_ACCOUNT, type_field: "INTENTS"}
+    return {address_field: address, type_field: chain_type}
+
+
+def _parse_token(entry: dict[str, Any], memo_networks) -> Asset:
     symbol, network = str(entry["symbol"]), str(entry["blockchain"]).lower()
     return Asset(
         code=_asset_code(symbol, network, entry.get("contractAddress")),
@@ -274,14 +329,11 @@ def _parse_token(entry: dict[str, Any]) -> Asset:
         decimals=int(entry["decimals"]),
         provider_asset_id=str(entry["assetId"]),
         price_usd=_decimal_or_none(entry.get("price")),
-        needs_memo=network in MEMO_CHAINS,
+        needs_memo=network in memo_networks,
     )
 
 
 def _asset_code(symbol: str, network: str, contract_address: str | None) -> str:
-    wrapped = WRAPPED_NATIVES.get((network, symbol))
-    if wrapped:
-        return wrapped
     if not contract_address and NATIVE_SYMBOLS.get(network) == symbol.upper():
         return symbol.lower()
     return f"{symbol.lower()}.{network}"

@@ -117,7 +117,8 @@ class SandboxProvider:
         return Quote(**{**quote.__dict__, "deposit_address": address, "deposit_memo": memo,
                         "correlation_id": correlation_id})
 
-    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None) -> DepositStatus:
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
         if self.latency_seconds:
             time.sleep(self.latency_seconds)
         row = SandboxDeposit.get_or_none(SandboxDeposit.deposit_address == deposit_address)

@@ -5,6 +5,8 @@ from marshmallow import Schema, fields, validate
 class HealthComponentsSchema(Schema):
     database = fields.String(validate=validate.OneOf(("ok", "unavailable")))
     redis = fields.String(validate=validate.OneOf(("ok", "unavailable")))
+    # `degraded`: the swap provider refused our credentials lately; `unknown` while Redis is down.
+    provider = fields.String(validate=validate.OneOf(("ok", "degraded", "unknown")))
 
 
 class HealthSchema(Schema):

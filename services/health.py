@@ -2,7 +2,7 @@
 import logging
 
 from models.base import db
-from services import queues
+from services import provider_health, queues
 
 log = logging.getLogger("tender.health")
 
@@ -21,5 +21,7 @@ def check() -> dict:
         "database": _probe(lambda: db.execute_sql("SELECT 1").fetchone()),
         "redis": _probe(lambda: queues.redis().ping()),
     }
+    # A 401/403 from the swap provider (an operator must fix the credentials); unknown without Redis.
+    components["provider"] = provider_health.status() if components["redis"] == "ok" else "unknown"
     status = "ok" if all(value == "ok" for value in components.values()) else "degraded"
     return {"status": status, "components": components}

@@ -102,6 +102,9 @@ _COUNTERS = {
     "invoice_moves": ("tender_invoice_moves_total", "Invoice state moves applied, by trigger and new status.",
                       ("trigger", "status")),
     "invoices_held": ("tender_invoices_held_total", "Invoices set aside for review, by reason.", ("reason",)),
+
+    "provider_auth_failures": ("tender_provider_auth_failures_total",
+                               "Swap provider answers refusing our credentials (401/403).", ("status",)),
 }
 _HISTOGRAMS = {
     "request_seconds": ("tender_http_request_duration_seconds", "HTTP request latency.", ("method", "route", "status")),

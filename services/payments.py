@@ -26,7 +26,7 @@ from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus, ProviderUnavailable
 from services import ids, invoice_states, metrics
-from services.quotes import network_of
+from services.quotes import deposit_status, network_of
 
 log = logging.getLogger("tender.payments")
 _CENT = Decimal("0.01")
@@ -49,12 +49,16 @@ def refunded_excess(status: DepositStatus) -> Decimal:
 
 
 def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
-    """What the buyer paid, in the invoice currency, net of an overpayment's refund: the provider's
-    USD value pro rata, else pro rata of the quote. None when neither can tell (never a guess)."""
+    """What the buyer paid, in the invoice currency, net of what the provider sent back of a deposit
+    that still settled (an overpayment, or EXACT_OUTPUT's unused slippage buffer): the provider's USD
+    values, else pro rata of the quote. None when neither can tell (never a guess)."""
     if status.amount_in is None:
         return None
-    net = status.amount_in - refunded_excess(status)
+    excess = refunded_excess(status)
+    net = status.amount_in - excess
     if status.amount_in_usd is not None and status.amount_in > 0:
+        if excess and status.refunded_amount_usd is not None:
+            return _cents(status.amount_in_usd - status.refunded_amount_usd)
         return _cents(status.amount_in_usd * net / status.amount_in)
     if invoice.amount_due:
         return _cents(invoice.amount * net / invoice.amount_due)
@@ -94,7 +98,7 @@ def ask_deposit_status(provider, invoice: Invoice, *, timeout_seconds: float) ->
 
     def ask():
         with db.connection_context():     # the sandbox reads its chain from the database
-            return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+            return deposit_status(provider, invoice)
 
     try:
         return pool.submit(ask).result(timeout=timeout_seconds)
@@ -124,6 +128,19 @@ def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.dat
         return Invoice.get_by_id(invoice.id)
 
 
+def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
+    """The buyer's deposit: the first origin-chain hash Tender recorded for the invoice (seen at
+    KNOWN_DEPOSIT_TX); later hashes are refunds or further deposits (docs/payment-engine.md)."""
+    recorded = (Transaction.select(Transaction.transaction_hash)
+                .where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
+                .order_by(Transaction.created_at, Transaction.id).first())
+    if recorded is not None:
+        return recorded.transaction_hash
+    if status.deposit_tx_hash or not status.origin_tx_hashes:
+        return status.deposit_tx_hash
+    return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
+
+
 def _confirm_paid(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
     current = Invoice.get_by_id(invoice.id)
     if current.status not in invoice_states.MOVES["deposit_confirmed"][0]:
@@ -132,7 +149,7 @@ def _confirm_paid(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> 
     if paid_amount is None:
         hold(invoice.id, "missing_amount", detail="no USD value and no committed quote to value the deposit")
         return
-    origin_hash = status.origin_tx_hashes[0] if status.origin_tx_hashes else None
+    origin_hash = deposit_hash(current, status)
     invoice_states.move(invoice.id, "deposit_confirmed", now=now, paid_at=now, paid_amount=paid_amount,
                         swap_status="processing", transaction_hash=origin_hash)
 
@@ -196,8 +213,10 @@ _HANDLERS = {
 
 def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime, suffix: str = "") -> bool:
     """Record what the provider sent back to the buyer; True when it was not recorded before."""
-    if status.refund_tx_hashes:
-        refund_hash = status.refund_tx_hashes[0]
+    deposit = deposit_hash(invoice, status)
+    listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != deposit)
+    if listed:
+        refund_hash = listed[0]
     else:   # no hash yet: one stable key per provider swap (and per kind of refund)
         refund_hash = f"provider:{invoice.provider_ref}" + (f":{suffix}" if suffix else "")
     amount = status.refunded_amount if status.refunded_amount is not None else status.amount_in
@@ -207,7 +226,7 @@ def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime,
         return False
     _record(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
             token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
-            to_wallet=invoice.refund_to, status="confirmed", verified=bool(status.refund_tx_hashes))
+            to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed))
     return True
 
 
@@ -216,7 +235,7 @@ def _record_origin(invoice: Invoice, status: DepositStatus, *, now: dt.datetime)
         return
     confirmed = status.status != base.KNOWN_DEPOSIT_TX
     current = Invoice.get_by_id(invoice.id)
-    _record(current, "payment_origin", status.origin_tx_hashes[0], now=now,
+    _record(current, "payment_origin", deposit_hash(current, status), now=now,
             network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
             amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
             status="confirmed" if confirmed else "pending")

@@ -17,7 +17,7 @@ from models.base import db
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services import claims, nudges, payments, queues
+from services import claims, nudges, payments, queues, quotes
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
@@ -99,7 +99,7 @@ def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, ba
                  hot_seconds: int | None = None) -> str | None:
     """Ask the provider about one claimed invoice, apply the answer, schedule the next poll."""
     try:
-        status = provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+        status = quotes.deposit_status(provider, invoice)
     except ProviderRejected as error:
         # The provider does not know the address: retrying soon will not help; a human should look.
         log.error("provider refused status of %s: %s", invoice.public_id, error)

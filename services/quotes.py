@@ -11,7 +11,7 @@ import logging
 
 from models.invoices import Invoice
 from models.stores import Store
-from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import Asset, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
 from services import invoice_states
 from services.errors import DomainError
 
@@ -34,11 +34,19 @@ def network_of(asset_code: str) -> str:
     return NATIVE_NETWORKS.get(asset_code, asset_code)
 
 
+def provider_down(error: ProviderUnavailable) -> ProviderDown:
+    """503 for a provider that cannot answer. Refused credentials are the operator's to fix: the
+    buyer gets `checkout_unavailable` without the provider's text."""
+    if isinstance(error, ProviderAuthFailed):
+        return ProviderDown("Checkout is temporarily unavailable; retry shortly.", code="checkout_unavailable")
+    return ProviderDown(f"The swap provider is unavailable: {error}")
+
+
 def supported_assets(provider) -> list[Asset]:
     try:
         return sorted(provider.supported_assets(), key=lambda asset: asset.code)
     except ProviderUnavailable as error:
-        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+        raise provider_down(error) from None
 
 
 def find_asset(provider, code) -> Asset:
@@ -61,7 +69,7 @@ def _ask(provider, request: QuoteRequest) -> Quote:
     try:
         return provider.quote(request)
     except ProviderUnavailable as error:
-        raise ProviderDown(f"The swap provider is unavailable: {error}") from None
+        raise provider_down(error) from None
     except ProviderRejected as error:
         raise DomainError("validation_error", f"The swap provider refused the quote: {error}") from None
 
@@ -84,7 +92,17 @@ def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
     test helper); `next_poll_at` puts it in the chain poller's hands at once."""
     return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
             "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
-            "provider_ref": quote.correlation_id, "next_poll_at": now}
+            "provider_ref": quote.correlation_id, "next_poll_at": now,
+            "origin_decimals": quote.origin_decimals, "destination_decimals": quote.destination_decimals}
+
+
+def deposit_status(provider, invoice: Invoice):
+    """Ask the provider about the invoice's deposit, with the decimals recorded at quote time
+    (passed only when recorded: the sandbox quotes without them)."""
+    recorded = (invoice.origin_decimals, invoice.destination_decimals)
+    if None in recorded:
+        return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+    return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo, decimals=recorded)
 
 
 DEFAULT_MIN_REMAINING_SECONDS = 120

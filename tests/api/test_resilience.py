@@ -65,5 +65,5 @@ def test_health_reports_redis_degraded_but_stays_200_while_the_database_answers(
 
     monkeypatch.setitem(queues._state, "redis", unreachable_redis)
     report = health.check()
-    assert report["components"] == {"database": "ok", "redis": "unavailable"}
+    assert report["components"] == {"database": "ok", "redis": "unavailable", "provider": "unknown"}
     assert report["status"] == "degraded"

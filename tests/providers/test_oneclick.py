@@ -17,6 +17,8 @@ from tests.support.oneclick_server import (
 DEADLINE = dt.datetime(2030, 1, 1, 12, 30)
 USDC_NEAR_ID = "nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1"
 USDC_ETH_ID = "nep141:eth-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48.omft.near"
+BUYER_REFUND = "0x52908400098527886E0F7030069857D2E4169EE7"
+STELLAR_BUYER = "GBUYER" + "A" * 50
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def provider(server):
 
 def quote_request(**over) -> QuoteRequest:
     fields = dict(origin_asset="usdc.eth", destination_asset="usdc.near", amount_out=Decimal("25"),
-                  recipient="merchant.near", refund_to="0xBuyerRefund", deadline=DEADLINE, dry=False)
+                  recipient="merchant.near", refund_to=BUYER_REFUND, deadline=DEADLINE, dry=False)
     return QuoteRequest(**{**fields, **over})
 
 
@@ -48,9 +50,8 @@ def quote_request(**over) -> QuoteRequest:
 def test_asset_codes_follow_our_naming(provider):
     assets = {asset.code: asset for asset in provider.supported_assets()}
 
-    assert set(assets) == {"btc", "eth", "sol", "near", "xlm", "eth.base",
-                           "usdc.eth", "usdc.base", "usdc.near", "usdt.tron"}
-    assert assets["near"].provider_asset_id == "nep141:wrap.near"  # 1Click lists NEAR as wNEAR
+    assert set(assets) == {"btc", "eth", "sol", "xlm", "eth.base",
+                           "usdc.eth", "usdc.base", "usdc.near", "usdt.tron"}   # no NEAR: see AMBIGUOUS_DEPOSITS
     assert assets["usdc.near"].provider_asset_id == USDC_NEAR_ID
     assert (assets["usdc.eth"].symbol, assets["usdc.eth"].network, assets["usdc.eth"].decimals) == ("USDC", "eth", 6)
     assert assets["xlm"].needs_memo and not assets["btc"].needs_memo
@@ -93,14 +94,14 @@ def test_wet_quote_sends_exact_output_in_smallest_units_with_auth(provider, serv
     assert sent.json["amount"] == "25000000"
     assert (sent.json["originAsset"], sent.json["destinationAsset"]) == (USDC_ETH_ID, USDC_NEAR_ID)
     assert (sent.json["recipient"], sent.json["recipientType"]) == ("merchant.near", "DESTINATION_CHAIN")
-    assert (sent.json["refundTo"], sent.json["refundType"]) == ("0xBuyerRefund", "ORIGIN_CHAIN")
+    assert (sent.json["refundTo"], sent.json["refundType"]) == (BUYER_REFUND, "ORIGIN_CHAIN")
     assert (sent.json["depositType"], sent.json["depositMode"]) == ("ORIGIN_CHAIN", "SIMPLE")
     assert sent.json["deadline"] == "2030-01-01T12:30:00.000Z"
     assert sent.json["slippageTolerance"] == 100
     assert quote.deposit_address.startswith("eth-deposit-")
     assert quote.amount_in == Decimal("25.25")  # 1% slippage buffer, 1:1 price
     assert quote.amount_out == Decimal("25")
-    assert quote.deadline == DEADLINE and quote.deadline.tzinfo is None
+    assert quote.deadline != DEADLINE and quote.deadline.tzinfo is None  # the provider's own, not ours echoed
     assert quote.correlation_id and quote.time_estimate_seconds == 20
 
 
@@ -111,6 +112,48 @@ def test_dry_quote_has_no_deposit_address(provider, server):
     assert quote.deposit_address is None and quote.deposit_memo is None
     assert quote.deadline == DEADLINE  # dry answers carry no deadline: ours stands
     assert quote.amount_in == Decimal("25.25")
+
+
+def test_dry_quote_without_buyer_address_or_payout_wallet_refunds_inside_intents(provider, server):
+    quote = provider.quote(quote_request(dry=True, refund_to="", recipient=""))
+
+    sent = server.requests_to("/v0/quote")[0].json
+    assert (sent["refundTo"], sent["refundType"]) == ("intents.near", "INTENTS")
+    assert (sent["recipient"], sent["recipientType"]) == ("intents.near", "INTENTS")
+    assert quote.amount_in == Decimal("25.25")
+
+
+def test_wet_quote_without_refund_address_is_refused_before_asking(provider, server):
+    with pytest.raises(ProviderRejected):
+        provider.quote(quote_request(refund_to=""))
+    assert server.requests_to("/v0/quote") == []
+
+
+def test_api_key_is_sent_as_x_api_key_and_wins_over_the_legacy_jwt(server):
+    make_provider(server, "legacy-jwt", api_key="the-key").supported_assets()
+
+    assert server.requests[0].headers["x-api-key"] == "the-key"
+    assert "authorization" not in server.requests[0].headers
+
+
+def test_refused_credentials_are_reported_once_per_answer_and_not_retried():
+    seen = []
+    with OneClickServer(token="right") as strict:
+        provider = make_provider(strict, None, api_key="wrong", on_auth_failure=lambda *args: seen.append(args))
+        with pytest.raises(base.ProviderAuthFailed):
+            provider.quote(quote_request(dry=True))
+        assert len(strict.requests) == 1 and [status for status, _ in seen] == [401]
+
+
+def test_start_up_warns_when_oneclick_has_no_credentials(caplog):
+    import providers
+    from config import Settings
+
+    with caplog.at_level("WARNING", logger="tender.providers"):
+        providers.warn_about_credentials(Settings(swap_provider="oneclick"))
+        providers.warn_about_credentials(Settings(swap_provider="oneclick", oneclick_api_key="k"))
+    assert [record.getMessage() for record in caplog.records if "0.2% more" in record.getMessage()] != []
+    assert len(caplog.records) == 1
 
 
 def test_without_jwt_no_authorization_header_is_sent(server):
@@ -128,13 +171,36 @@ def test_exact_output_rounds_the_requested_amount_up(provider, server):
 def test_18_decimal_origin_round_trips_exactly(provider):
     quote = provider.quote(quote_request(origin_asset="eth", amount_out=Decimal("10"), dry=True))
 
-    # 10 USDC at 2000 USD/ETH plus 1% = 0.00505 ETH = 5050000000000000 wei
-    assert quote.amount_in == Decimal("0.00505")
+    # 10 USDC (0.9999 USD each) at 2000 USD/ETH plus 1% = 0.005049495 ETH = 5049495000000000 wei
+    assert quote.amount_in == Decimal("0.005049495")
     assert type(quote.amount_in) is Decimal and type(quote.amount_in_usd) is Decimal
 
 
+def test_a_memo_chain_is_learned_from_a_400_asking_for_memo(server, monkeypatch):
+    import providers.oneclick as oneclick
+    monkeypatch.setattr(oneclick, "MEMO_CHAINS", frozenset())
+    provider = make_provider(server)
+
+    first = provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
+    provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
+
+    modes = [request.json["depositMode"] for request in server.requests_to("/v0/quote")]
+    assert modes == ["SIMPLE", "MEMO", "MEMO"] and first.deposit_memo
+    assert [asset.needs_memo for asset in provider.supported_assets() if asset.code == "xlm"] == [True]
+
+
+def test_xrp_is_a_memo_chain_from_the_start():
+    tokens = [("nep141:xrp.omft.near", "xrp", "XRP", 6, "0.5", None),
+              ("nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1", "near", "USDC", 6,
+               "0.9999", "17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1")]
+    with OneClickServer(tokens) as xrp_server:
+        quote = make_provider(xrp_server).quote(quote_request(origin_asset="xrp", refund_to="r" + "H" * 30))
+        assert [r.json["depositMode"] for r in xrp_server.requests_to("/v0/quote")] == ["MEMO"]
+        assert quote.deposit_memo
+
+
 def test_memo_chain_quote_asks_for_a_memo_and_status_sends_it(provider, server):
-    quote = provider.quote(quote_request(origin_asset="xlm", refund_to="GBUYER"))
+    quote = provider.quote(quote_request(origin_asset="xlm", refund_to=STELLAR_BUYER))
     server.script_status(quote.deposit_address, "PENDING_DEPOSIT")
     provider.deposit_status(quote.deposit_address, quote.deposit_memo)
 
@@ -311,3 +377,36 @@ def test_server_shuts_down_cleanly_with_a_request_still_sleeping():
             provider.supported_assets()
 
     assert not server.is_running
+
+
+# --- the strict fake refuses what the real API refuses ----------------------------------
+
+def test_fake_refuses_addresses_that_do_not_match_their_type(server):
+    body = {"dry": True, "swapType": "EXACT_OUTPUT", "slippageTolerance": 100, "originAsset": USDC_ETH_ID,
+            "depositType": "ORIGIN_CHAIN", "destinationAsset": USDC_NEAR_ID, "amount": "1000000",
+            "refundTo": "0xBuyerRefund", "refundType": "ORIGIN_CHAIN", "recipient": "merchant.near",
+            "recipientType": "DESTINATION_CHAIN", "deadline": "2030-01-01T00:00:00.000Z"}
+    session = requests.Session()
+    session.trust_env = False
+
+    def ask(**over):
+        return session.post(server.url + "/v0/quote", json={**body, **over}, timeout=5)
+
+    assert ask().status_code == 400 and "refundTo" in ask().json()["message"]
+    assert ask(refundTo="").json() == {"message": "refundTo should not be empty"}
+    assert ask(refundTo=BUYER_REFUND, swapType="EXACT").status_code == 400
+    assert ask(refundTo=BUYER_REFUND, recipient="Merchant NEAR").status_code == 400   # not a NEAR account
+    assert ask(refundTo="merchant.near", refundType="INTENTS").status_code == 200
+    wet = [ask(refundTo=BUYER_REFUND, dry=False).json()["quote"] for _ in range(2)]
+    assert wet[0]["depositAddress"] != wet[1]["depositAddress"]                      # fresh per wet quote
+    assert wet[0]["deadline"] != body["deadline"]                                    # not echoed
+    assert session.get(server.url + "/v0/status", params={"depositAddress": "nowhere"}, timeout=5).json() == {
+        "message": "Deposit address not found"}
+
+
+def test_fake_answers_401_to_a_wrong_token():
+    with OneClickServer(token="right") as strict:
+        assert make_provider(strict, "right").supported_assets()
+        with pytest.raises(base.ProviderError):
+            make_provider(strict, "wrong").supported_assets()
+        assert strict.requests[-1].headers["authorization"] == "Bearer wrong"

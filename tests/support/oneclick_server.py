@@ -1,16 +1,28 @@
-"""A local HTTP server that speaks enough of NEAR Intents' 1Click API (v0) for tests.
+"""A local HTTP server that speaks NEAR Intents' 1Click API (v0) as strictly as its published
+definitions (the OpenAPI document behind the official SDKs), so tests catch what the real API refuses.
 
-    with OneClickServer() as server:
+    with OneClickServer(token="secret") as server:
         provider = OneClickProvider(server.url, "jwt", backoff=0)
         server.inject("/v0/quote", server_error(503), times=2)
         server.script_status(address, "PENDING_DEPOSIT", {"status": "SUCCESS", "swapDetails": {...}})
 
 Stdlib only; binds 127.0.0.1 on an ephemeral port; records every request it receives.
+
+Strict where the real API is (docs/payment-engine.md, "What Tender relies on from 1Click"):
+required quote fields and their enums are checked, `refundTo`/`recipient` must match the address
+format of their type (ORIGIN_CHAIN / DESTINATION_CHAIN: the asset's chain; INTENTS: a NEAR
+account), errors are 400 `{"message": ...}`, a token other than the configured one is 401,
+an unknown address is 404 `Deposit address not found`, every wet quote gets a fresh deposit
+address, the quote's deadline is the server's own (not the request's), a memo chain quoted
+without `depositMode: MEMO` is refused with a message asking for it, and USDC is priced at 0.9999.
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import itertools
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
@@ -27,18 +39,39 @@ TOKENS = [
     ("nep141:wrap.near", "near", "wNEAR", 24, "2.5", "wrap.near"),
     ("nep141:stellar.omft.near", "stellar", "XLM", 7, "0.25", None),
     ("nep141:base.omft.near", "base", "ETH", 18, "2000", None),
-    ("nep141:eth-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48.omft.near", "eth", "USDC", 6, "1",
+    ("nep141:eth-0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48.omft.near", "eth", "USDC", 6, "0.9999",
      "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"),
-    ("nep141:base-0x833589fcd6edb6e08f4c7c32d4f71b54bda02913.omft.near", "base", "USDC", 6, "1",
+    ("nep141:base-0x833589fcd6edb6e08f4c7c32d4f71b54bda02913.omft.near", "base", "USDC", 6, "0.9999",
      "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"),
-    ("nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1", "near", "USDC", 6, "1",
+    ("nep141:17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1", "near", "USDC", 6, "0.9999",
      "17208628f84f5d6ad33f0da3bbbeb27ffcb398eac501a31bd6ad2011e36133a1"),
     ("nep141:tron-d28a265909efecdcee7c5028585214ea0b96f015.omft.near", "tron", "USDT", 6, "1",
      "TR7NHqjeKQxGTCi8q8ZYhpL8vyW3F8xZ7Y"),
 ]
-MEMO_CHAINS = {"stellar"}
+MEMO_CHAINS = {"stellar", "xrp", "ton"}
 QUOTE_FIELDS = ("dry", "swapType", "slippageTolerance", "originAsset", "depositType", "destinationAsset",
                 "amount", "refundTo", "refundType", "recipient", "recipientType", "deadline")
+ENUMS = {
+    "swapType": ("EXACT_INPUT", "EXACT_OUTPUT", "FLEX_INPUT", "ANY_INPUT"),
+    "depositType": ("ORIGIN_CHAIN", "INTENTS"),
+    "refundType": ("ORIGIN_CHAIN", "INTENTS"),
+    "recipientType": ("DESTINATION_CHAIN", "INTENTS"),
+    "depositMode": ("SIMPLE", "MEMO"),
+}
+_EVM = r"0x[0-9a-fA-F]{40}"
+_BASE58 = "[1-9A-HJ-NP-Za-km-z]"
+NEAR_ACCOUNT = r"(?=.{2,64}$)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+"
+ADDRESS_FORMATS = {
+    "eth": _EVM, "base": _EVM, "arb": _EVM, "bsc": _EVM, "pol": _EVM, "avax": _EVM,
+    "btc": rf"(bc1[a-z0-9]{{8,87}}|[13]{_BASE58}{{25,34}})",
+    "sol": rf"{_BASE58}{{32,44}}",
+    "near": NEAR_ACCOUNT,
+    "stellar": r"G[A-Z2-7]{55}",
+    "tron": rf"T{_BASE58}{{33}}",
+    "xrp": rf"r{_BASE58}{{24,34}}",
+    "ton": r"[EU]Q[A-Za-z0-9_-]{46}",
+}
+QUOTE_LIFETIME = dt.timedelta(hours=24)   # the server's own deadline for a wet quote's deposit
 
 
 @dataclass(frozen=True)
@@ -90,8 +123,12 @@ class _State:
 
 
 class OneClickServer:
-    def __init__(self, tokens: list[tuple] | None = None) -> None:
+    def __init__(self, tokens: list[tuple] | None = None, *, token: str | None = None) -> None:
+        """`token`: the API key / JWT this server accepts; a request carrying another one is 401
+        (one carrying none is served, as 1Click does, at a higher fee)."""
         self.tokens = list(tokens or TOKENS)
+        self.token = token
+        self._addresses = itertools.count(1)
         self._state = _State()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -168,6 +205,9 @@ class OneClickServer:
         self._stopping.wait(seconds)
 
     def _answer(self, request: RecordedRequest) -> tuple[int, Any]:
+        presented = _presented_token(request.headers)
+        if self.token is not None and presented is not None and presented != self.token:
+            return 401, {"message": "Unauthorized"}
         if request.method == "GET" and request.path == "/v0/tokens":
             return 200, [_token_json(token) for token in self.tokens]
         if request.method == "POST" and request.path == "/v0/quote":
@@ -178,19 +218,17 @@ class OneClickServer:
 
     def _answer_quote(self, body: Any) -> tuple[int, Any]:
         by_id = {token[0]: token for token in self.tokens}
-        if not isinstance(body, dict) or any(name not in body for name in QUOTE_FIELDS):
-            return 400, {"message": "missing quote fields"}
-        origin, destination = by_id.get(body["originAsset"]), by_id.get(body["destinationAsset"])
-        if origin is None or destination is None:
-            return 400, {"message": "tokenIn or tokenOut is not supported"}
-        if body["swapType"] != "EXACT_OUTPUT" or not str(body["amount"]).isdigit():
-            return 400, {"message": "this test server only quotes EXACT_OUTPUT in smallest units"}
+        problem = _quote_problem(body, by_id)
+        if problem:
+            return 400, {"message": problem}
+        origin, destination = by_id[body["originAsset"]], by_id[body["destinationAsset"]]
         quote = _exact_output_quote(body, origin, destination)
         if not body["dry"]:
-            quote.update(_deposit_for(body, origin))
-            quote["deadline"] = body["deadline"]
-            quote["timeWhenInactive"] = body["deadline"]
-        answer = {"correlationId": _digest(body)[:32], "timestamp": "2025-01-01T00:00:00.000Z",
+            quote.update(_deposit_for(origin, next(self._addresses)))
+            server_deadline = format_deadline(dt.datetime.now(dt.timezone.utc) + QUOTE_LIFETIME)
+            quote["deadline"] = server_deadline
+            quote["timeWhenInactive"] = server_deadline
+        answer = {"correlationId": _digest([body, next(self._addresses)])[:32], "timestamp": "2025-01-01T00:00:00.000Z",
                   "signature": "ed25519:test", "quoteRequest": body, "quote": quote}
         if "depositAddress" in quote:
             with self._lock:
@@ -282,12 +320,64 @@ def _exact_output_quote(body: dict[str, Any], origin: tuple, destination: tuple)
             "amountOutUsd": str(out_usd), "minAmountOut": body["amount"], "timeEstimate": 20}
 
 
-def _deposit_for(body: dict[str, Any], origin: tuple) -> dict[str, str]:
-    """The same request always gets the same deposit address (and memo on memo chains)."""
-    digest = _digest(body)
+def _deposit_for(origin: tuple, serial: int) -> dict[str, str]:
+    """Every wet quote gets a fresh deposit address (memo chains: a shared address and a fresh memo)."""
     if origin[1] in MEMO_CHAINS:
-        return {"depositAddress": f"{origin[1]}-shared-deposit", "depositMemo": str(int(digest[:8], 16))}
-    return {"depositAddress": f"{origin[1]}-deposit-{digest[:16]}"}
+        return {"depositAddress": f"{origin[1]}-shared-deposit", "depositMemo": str(1_000_000 + serial)}
+    return {"depositAddress": f"{origin[1]}-deposit-{serial:06d}-{_digest(serial)[:8]}"}
+
+
+def _presented_token(headers: dict[str, str]) -> str | None:
+    if headers.get("x-api-key"):
+        return headers["x-api-key"]
+    authorization = headers.get("authorization") or ""
+    return authorization[len("Bearer "):] if authorization.startswith("Bearer ") else (authorization or None)
+
+
+def valid_address(chain: str, address: Any) -> bool:
+    pattern = ADDRESS_FORMATS.get(chain)
+    return isinstance(address, str) and pattern is not None and re.fullmatch(pattern, address) is not None
+
+
+def _quote_problem(body: Any, by_id: dict[str, tuple]) -> str | None:
+    """The 400 message the real API would give, or None when the quote request is acceptable."""
+    if not isinstance(body, dict):
+        return "body must be a JSON object"
+    for name in QUOTE_FIELDS:
+        if name not in body or body[name] is None:
+            return f"{name} should not be null or undefined"
+    for name, allowed in ENUMS.items():
+        if name in body and body[name] not in allowed:
+            return f"{name} must be one of the following values: {', '.join(allowed)}"
+    if not isinstance(body["dry"], bool):
+        return "dry must be a boolean value"
+    if isinstance(body["slippageTolerance"], bool) or not isinstance(body["slippageTolerance"], (int, float)):
+        return "slippageTolerance must be a number"
+    if not isinstance(body["amount"], str) or not body["amount"].isdigit() or int(body["amount"]) <= 0:
+        return "amount must be a positive integer string in smallest units"
+    try:
+        dt.datetime.fromisoformat(str(body["deadline"]).replace("Z", "+00:00"))
+    except ValueError:
+        return "deadline must be a valid ISO 8601 date string"
+    origin, destination = by_id.get(body["originAsset"]), by_id.get(body["destinationAsset"])
+    if origin is None or destination is None:
+        return "tokenIn or tokenOut is not supported"
+    if body["swapType"] != "EXACT_OUTPUT":
+        return "this test server only quotes EXACT_OUTPUT"
+    for name, kind_name, chain_kind, chain in (("refundTo", "refundType", "ORIGIN_CHAIN", origin[1]),
+                                               ("recipient", "recipientType", "DESTINATION_CHAIN", destination[1])):
+        if body[name] == "":
+            return f"{name} should not be empty"
+        expected_chain = chain if body[kind_name] == chain_kind else "near"
+        if not valid_address(expected_chain, body[name]):
+            return f"{name} is not a valid address for {body[kind_name]} on {expected_chain}"
+    if body["depositType"] == "ORIGIN_CHAIN" and origin[1] in MEMO_CHAINS and body.get("depositMode") != "MEMO":
+        return f"depositMode MEMO is required for deposits on {origin[1]}"
+    return None
+
+
+def format_deadline(value: dt.datetime) -> str:
+    return value.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def _digest(body: Any) -> str:
