@@ -25,7 +25,10 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 
 # The test suite: embedded default, or real PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL.
-test: $(STAMP) $(NODE_STAMP)
+# Without npm the tests that need the npm tools are skipped (CI, with CI set, fails them instead).
+test: $(STAMP)
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NODE_STAMP); \
+	else echo "make test: no npm here: the tests that need axe-core, the OpenAPI linter or the generated client are skipped"; fi
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The contract checked from outside: schemathesis against gunicorn on an ephemeral local port

@@ -182,7 +182,10 @@ class Pages:
         """axe-core on the page as it is now: no serious or critical violation (colour contrast AA,
         names, labels, ARIA). Run in the page through the DevTools protocol, which the page's CSP allows."""
         if not AXE.exists():
-            pytest.fail(f"{AXE.relative_to(ROOT)} is missing: run `npm ci` (`make test` does)")
+            message = f"{AXE.relative_to(ROOT)} is missing: run `npm ci` (`make test` does where npm is installed)"
+            if os.environ.get("CI"):
+                pytest.fail(message)      # CI must not pass without the accessibility checks
+            pytest.skip(message)
         if not page.evaluate("typeof axe !== 'undefined'"):
             page.evaluate(AXE.read_text())
         results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
