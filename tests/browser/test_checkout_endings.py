@@ -6,20 +6,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import pytest
 from playwright.sync_api import expect
 
-from providers.sandbox import OUTCOMES
 from tests.browser.conftest import PHONE, wait_for
 
 EVM_ADDRESS = "0x" + "5e" * 20
 TIMEOUT_MS = 20_000
 # Top-ups of an underpaid deposit and the `overpaid` outcome arrive together in the sandbox; until
 # then these two endings cannot be driven, and their tests say so instead of passing.
-needs_topup_and_overpaid = pytest.mark.skipif(
-    "overpaid" not in OUTCOMES, reason="the sandbox has no `overpaid` outcome and no top-up yet")
-
-
 def _awaiting_payment(server, **body) -> dict:
     """An invoice whose buyer has chosen USDC on Ethereum and a refund address: 25.125 USDC due."""
     created = server.api("POST", "/v1/invoices", json={"amount": "25.00", **body})
@@ -142,7 +136,6 @@ def test_late_payments_after_expiry(server, pages):
     assert not pages.console_errors, pages.console_errors
 
 
-@needs_topup_and_overpaid
 def test_top_up_after_underpayment_completes_the_payment(server, pages):
     invoice = _awaiting_payment(server)
     page = pages.open(invoice["checkout_url"])
@@ -155,7 +148,6 @@ def test_top_up_after_underpayment_completes_the_payment(server, pages):
     assert not pages.console_errors, pages.console_errors
 
 
-@needs_topup_and_overpaid
 def test_overpaid_is_paid_and_says_where_the_excess_went(server, pages):
     invoice = _awaiting_payment(server)
     page = pages.open(invoice["checkout_url"])
