@@ -12,8 +12,8 @@ from tests.browser.conftest import PHONE, wait_for
 
 EVM_ADDRESS = "0x" + "5e" * 20
 TIMEOUT_MS = 20_000
-# Top-ups of an underpaid deposit and the `overpaid` outcome arrive together in the sandbox; until
-# then these two endings cannot be driven, and their tests say so instead of passing.
+
+
 def _awaiting_payment(server, **body) -> dict:
     """An invoice whose buyer has chosen USDC on Ethereum and a refund address: 25.125 USDC due."""
     created = server.api("POST", "/v1/invoices", json={"amount": "25.00", **body})
