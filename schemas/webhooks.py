@@ -116,6 +116,11 @@ class EventSchema(Schema):
     type = fields.String(validate=validate.OneOf(EVENT_TYPES))
     api_version = fields.String()
     created_at = UtcDateTime()
+    livemode = fields.Boolean(metadata={"description": "false under the sandbox: no real money moved."})
+    previous_status = fields.String(
+        validate=validate.OneOf(("awaiting_payment", "expired", "cancelled", "underpaid")),
+        metadata={"description": "On `invoice.paid` only: the status it left (a late payment, a deposit "
+                                 "that crossed a cancel, or a top-up)."})
     data = fields.Nested(EventDataSchema)
 
 
