@@ -37,6 +37,7 @@ SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") ==
                else Path(tempfile.gettempdir()) / "tender-screenshots")
 # axe-core from npm (package.json; `make test` runs `npm ci`): nothing is downloaded at run time.
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TIMEOUT_MS = 30_000
 AXE_FAILS = ("serious", "critical")
 # What a keyboard can reach: visible, enabled controls that are in the tab order.
 CONTROLS_JS = """() => [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex]')]
@@ -188,7 +189,13 @@ class Pages:
             pytest.skip(message)
         if not page.evaluate("typeof axe !== 'undefined'"):
             page.evaluate(AXE.read_text())
-        results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        # Started, then waited for with a deadline: `evaluate` itself has none, and a run that never
+        # settles must fail the test, not hang the suite.
+        page.evaluate("() => { window.__axeResults = null; axe.run(document, {resultTypes: ['violations']})"
+                      ".then(r => { window.__axeResults = r; }, e => { window.__axeResults = {error: String(e)}; }); }")
+        page.wait_for_function("() => window.__axeResults !== null", timeout=AXE_TIMEOUT_MS, polling=100)
+        results = page.evaluate("window.__axeResults")
+        assert "error" not in results, f"axe-core on {state}: {results['error']}"
         failures = [(v["id"], v["impact"], [node["target"] for node in v["nodes"]][:3])
                     for v in results["violations"] if v["impact"] in AXE_FAILS]
         assert not failures, f"axe-core on {state}: {failures}"
