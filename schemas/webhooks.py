@@ -118,9 +118,9 @@ class EventSchema(Schema):
     created_at = UtcDateTime()
     livemode = fields.Boolean(metadata={"description": "false under the sandbox: no real money moved."})
     previous_status = fields.String(
-        validate=validate.OneOf(("awaiting_payment", "expired", "cancelled", "underpaid")),
-        metadata={"description": "On `invoice.paid` only: the status it left (a late payment, a deposit "
-                                 "that crossed a cancel, or a top-up)."})
+        allow_none=True, validate=validate.OneOf(("awaiting_payment", "expired", "cancelled", "underpaid")),
+        metadata={"description": "On `invoice.paid`: the status it left (a late payment, a deposit that "
+                                 "crossed a cancel, or a top-up); null on every other kind."})
     data = fields.Nested(EventDataSchema)
 
 

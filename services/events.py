@@ -35,10 +35,9 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_stat
         "api_version": API_VERSION,
         "created_at": clock.isoformat(now),
         "livemode": _mode["livemode"],
+        "previous_status": previous_status,     # set on invoice.paid; null on every other kind
         "data": {"object": _invoice_schema.dump(invoice)},
     }
-    if previous_status is not None:
-        payload["previous_status"] = previous_status
     return Event.create(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
                         type=event_type, payload=payload, created_at=now)
 

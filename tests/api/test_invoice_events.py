@@ -23,8 +23,9 @@ def test_create_writes_one_invoice_created_event_with_the_documented_payload(cli
     assert event.dispatched_at is None
     assert event.created_at == invoice_row.created_at
     payload = event.payload
-    assert set(payload) == {"id", "type", "api_version", "created_at", "livemode", "data"}
+    assert set(payload) == {"id", "type", "api_version", "created_at", "livemode", "previous_status", "data"}
     assert payload["livemode"] is False          # the sandbox never passes for live money
+    assert payload["previous_status"] is None    # set on invoice.paid only
     assert re.fullmatch(r"evt_[0-9a-f]{32}", payload["id"]) and payload["id"] == event.public_id
     assert payload["type"] == "invoice.created"
     assert payload["api_version"] == "1.0.0"
