@@ -22,3 +22,13 @@ def test_the_line_is_the_plain_one_ci_tools_read(tmp_path):
     out = subprocess.run([sys.executable, "scripts/ci_total.py", str(tmp_path)], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     assert out == "ci: 6 passed, 0 failed, 0 skipped\n"
+
+
+def test_fuzz_output_keeps_no_pytest_style_closing_line(capsys):
+    """schemathesis's closing banner counts no test; CI must read .ci/run's total instead."""
+    from scripts.fuzz import print_without_closing_line
+    print_without_closing_line("Test cases:\n  3315 generated, 3315 passed\n"
+                               "============================= 3 warnings in 44.63s =============================\n")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "fuzz: schemathesis finished after 44.63 s (3 warnings)"
+    assert not any(line.startswith("=") for line in lines)
