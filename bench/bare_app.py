@@ -50,7 +50,11 @@ class BareEvent(pw.Model):
 
 def create_app() -> Flask:
     database.initialize(make_database(os.environ["DATABASE_URL"]))
-    with database.connection_context():
+    with database.connection_context(), database.atomic():
+        # Each gunicorn worker runs this: on PostgreSQL two concurrent CREATE TABLE IF NOT EXISTS can
+        # both try to create the table's type, and one worker fails to boot. One at a time.
+        if isinstance(database.obj, pw.PostgresqlDatabase):
+            database.execute_sql("SELECT pg_advisory_xact_lock(hashtext('tender bare_app tables'))")
         database.create_tables([BareInvoice, BareEvent], safe=True)
     app = Flask(__name__)
 

@@ -87,6 +87,39 @@ def fresh_sandbox_stack(url: str, redis_url: str) -> dict:
     return environment
 
 
+def provider_reads(redis_url: str) -> dict:
+    """The pollers' deposit status reads so far, {(phase, temperature): n}, from the counter behind
+    `tender_provider_deposit_reads_total` (the processes flush it to Redis every second)."""
+    import redis
+
+    counted = redis.Redis.from_url(redis_url).hgetall("tender:metrics:provider_reads")
+    return {tuple(field.decode().split("\x1f")): int(value) for field, value in counted.items()}
+
+
+def read_rates(api: requests.Session, base: str, url: str, redis_url: str, *, invoices: int,
+               window: float) -> dict:
+    """Provider reads per open invoice per minute, over `window` seconds, for `invoices` hot ones
+    (a quote committed just now, no payment) and as many idle ones (their quote 20 minutes old,
+    set in the scratch database: a run cannot wait that long). Paid invoices are out of the
+    chain poll by then, so every chain read in the window is one of these."""
+    hot, idle = [], []
+    for group in (hot, idle):
+        for _ in range(invoices):
+            invoice_id = api.post(f"{base}/v1/invoices", json={"amount": "10.00", "currency": "USD"},
+                                  timeout=10).json()["id"]
+            api.post(f"{base}/v1/public/invoices/{invoice_id}/quote",
+                     json={"origin_asset": "xlm", "refund_to": "GBUYER", "dry": False}, timeout=10).raise_for_status()
+            group.append(invoice_id)
+    stack.sql(url, "UPDATE invoice SET quoted_at = quoted_at - interval '20 minutes', next_poll_at = now() "
+                   "WHERE public_id = ANY(%s)", idle)
+    before = provider_reads(redis_url)
+    time.sleep(window)                                     # the measuring window itself, not a wait for work
+    after = provider_reads(redis_url)
+    per_minute = 60 / window / invoices
+    return {temperature: (after.get(("chain", temperature), 0) - before.get(("chain", temperature), 0)) * per_minute
+            for temperature in ("hot", "idle")}
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -96,6 +129,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--invoices", type=int, default=30)
     parser.add_argument("--gap", type=float, default=0.5)
+    parser.add_argument("--read-window", type=float, default=60,
+                        help="seconds over which provider reads per open invoice are counted (0: skip)")
     args = parser.parse_args()
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
@@ -105,7 +140,7 @@ def main() -> None:
     receiver = arrivals.server()
     receiver_url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
     processes = stack.Processes()
-    latencies, baseline = [], []
+    latencies, baseline, reads = [], [], {}
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
         processes.start("worker", procfile("worker", redis_url), environment)
@@ -124,6 +159,7 @@ def main() -> None:
             api.post(f"{base}/v1/test_helpers/invoices/{invoice_id}/pay", json={}, timeout=10).raise_for_status()
             time.sleep(args.gap)                           # pacing: payments spread out, not one burst
         latencies = [arrivals.wait(invoice_id, timeout=90) - started[invoice_id] for invoice_id in invoices]
+        reads = read_rates(api, base, url, redis_url, invoices=10, window=args.read_window) if args.read_window else {}
         plain = requests.Session()
         plain.trust_env = False
         body = json.dumps({"type": "baseline", "data": {"object": {"id": "x"}}})
@@ -135,12 +171,15 @@ def main() -> None:
         processes.stop_all()
         receiver.shutdown()
     ms = [value * 1000 for value in latencies]
-    print(f"{args.invoices} invoices paid {args.gap} s apart (default intervals: chain poll 10 s, outbox relay 5 s)")
+    print(f"{args.invoices} invoices paid {args.gap} s apart (default intervals: chain poll 10 s, hot invoices 2 s, outbox relay 5 s)")
     print(f"  pay -> invoice.paid received: p50 {statistics.median(ms):7.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms  "
           f"max {max(ms):7.1f} ms")
     raw = [value * 1000 for value in baseline]
     print(f"  bare POST to the same receiver: p50 {statistics.median(raw):7.2f} ms  p99 {percentile(raw, 0.99):7.2f} ms")
     print(f"  ratio p50 {statistics.median(ms) / statistics.median(raw):.0f}x the bare POST")
+    if reads:
+        print(f"  provider reads per open invoice per minute over {args.read_window:.0f} s: "
+              f"hot {reads['hot']:.1f}, idle {reads['idle']:.1f}")
 
 
 if __name__ == "__main__":

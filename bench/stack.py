@@ -124,7 +124,10 @@ def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: st
         argv[1:1] = ["-s", str(script)]
     elif api_key:
         argv[1:1] = ["-H", f"Authorization: Bearer {api_key}"]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    run = subprocess.run(argv, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"wrk exited {run.returncode}: {run.stderr.strip() or run.stdout.strip()}")
+    out = run.stdout
     figures = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
                "p50": _ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1)),
                "p99": _ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1)),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from models import inserts
 from models.events import Event
 from models.invoices import Invoice
 from schemas.invoices import InvoiceSchema
@@ -38,8 +39,8 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_stat
         "previous_status": previous_status,     # set on invoice.paid; null on every other kind
         "data": {"object": _invoice_schema.dump(invoice)},
     }
-    return Event.create(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
-                        type=event_type, payload=payload, created_at=now)
+    return inserts.insert(Event(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
+                                type=event_type, payload=payload, created_at=now))
 
 
 def after_commit(event: Event | None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from models import inserts
 from models.base import db
 from models.invoices import Invoice
 from services import events, metrics, payment_links
@@ -99,7 +100,7 @@ def create(*, now: dt.datetime, **fields) -> Invoice:
     """Persist a new invoice in `pending` with its `invoice.created` event, atomically."""
     _, target, event_type = MOVES["create"]
     with db.atomic():
-        invoice = Invoice.create(status=target, created_at=now, updated_at=now, **fields)
+        invoice = inserts.insert(Invoice(status=target, created_at=now, updated_at=now, **fields))
         event = events.record(event_type, invoice, now=now)
     events.after_commit(event)
     metrics.count("invoice_moves", "create", target)

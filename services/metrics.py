@@ -102,6 +102,10 @@ _COUNTERS = {
     "invoice_moves": ("tender_invoice_moves_total", "Invoice state moves applied, by trigger and new status.",
                       ("trigger", "status")),
     "invoices_held": ("tender_invoices_held_total", "Invoices set aside for review, by reason.", ("reason",)),
+    "provider_reads": ("tender_provider_deposit_reads_total",
+                       "Deposit status reads from the swap provider by the pollers, by phase and by whether the "
+                       "invoice was hot (quoted in the last 15 minutes, or its money moving) or idle.",
+                       ("phase", "temperature")),
 
     "provider_auth_failures": ("tender_provider_auth_failures_total",
                                "Swap provider answers refusing our credentials (401/403).", ("status",)),

@@ -7,6 +7,7 @@ invoices in batches (services/claims.py) and polls them concurrently inside one 
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import logging
 import time
@@ -17,7 +18,7 @@ from models.base import db
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services import claims, nudges, payments, queues, quotes
+from services import claims, metrics, nudges, payments, queues, quotes
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
@@ -145,6 +146,8 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
                                         hot_seconds=hot_seconds)
 
             list(pool.map(one, invoices))      # re-raises the first unexpected error: the job fails
+            metrics.add("provider_reads", collections.Counter(
+                (phase, "hot" if is_hot(invoice, now) else "idle") for invoice in invoices))
             polled += len(invoices)
             if len(invoices) < batch_size and not _take_request(phase):
                 break

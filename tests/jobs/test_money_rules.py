@@ -250,3 +250,27 @@ def test_a_poll_request_during_a_run_makes_it_claim_once_more(runtime, store, mo
         polling.poll_due("chain", Provider(), clock=utcnow, base_seconds=10, hot_seconds=2, batch_size=10,
                          concurrency=1)
     assert seen == ["first", "late"]
+
+
+def test_provider_reads_are_counted_by_phase_and_temperature(runtime, store):
+    """Operators (and bench/payflow.py) read how often the pollers ask the provider, hot against idle."""
+    from services import metrics
+    from tests.support.prometheus import samples
+    now = utcnow()
+    factories.make_invoice(store, status="awaiting_payment", deposit_address="hot", quoted_at=now,
+                           next_poll_at=now - dt.timedelta(seconds=1))
+    for address in ("idle-1", "idle-2"):
+        factories.make_invoice(store, status="awaiting_payment", deposit_address=address,
+                               quoted_at=now - dt.timedelta(minutes=20), next_poll_at=now - dt.timedelta(seconds=1))
+
+    class Provider:
+        def deposit_status(self, address, memo=None):
+            return DepositStatus(status=base.PENDING_DEPOSIT)
+
+    with db.connection_context():
+        assert polling.poll_due("chain", Provider(), clock=utcnow, base_seconds=10, hot_seconds=2, batch_size=10,
+                                concurrency=1) == 3
+    metrics.flush()
+    counted = samples(metrics.render({}))
+    assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="hot"}'] == 1
+    assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="idle"}'] == 2

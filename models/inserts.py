@@ -1,0 +1,33 @@
+"""INSERT of one new row, its SQL text compiled once per model, database kind and column list.
+
+Peewee builds an INSERT's SQL anew on every call: on the create-invoice path (two INSERTs a
+request) that was a quarter of the request's CPU (docs/performance.md, "Create invoice"). The
+columns and their conversions still come from the model alone; only the SQL text is remembered.
+"""
+from __future__ import annotations
+
+import peewee as pw
+
+_compiled: dict[tuple, str] = {}
+
+
+def insert(instance: pw.Model) -> pw.Model:
+    """INSERT `instance`, a new row whose primary key is already set (ids are made here, not by
+    the database), with the values and defaults it holds. What `Model.create` does, without the
+    RETURNING of a key we already have."""
+    model = type(instance)
+    data = instance.__data__
+    columns = [field for field in model._meta.sorted_fields if field.name in data]   # peewee's order
+    params = [field.db_value(data[field.name]) for field in columns]
+    database = model._meta.database
+    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns))
+    sql = _compiled.get(key)
+    if sql is None:
+        sql, peewee_params = model.insert(data).returning().sql()
+        if list(peewee_params) == params:        # the same values peewee would send: safe to reuse
+            _compiled[key] = sql
+        else:
+            params = peewee_params
+    database.execute_sql(sql, params)
+    instance._dirty.clear()
+    return instance

@@ -1,0 +1,66 @@
+"""models/inserts.py: the compiled-once INSERT writes what Model.create writes, on the test database."""
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from models import inserts
+from models.base import db
+from models.events import Event
+from models.invoices import Invoice
+from services import ids
+from services.clock import utcnow
+from tests import factories
+
+
+@pytest.fixture
+def store(app):
+    return factories.make_store()
+
+
+NOW = utcnow()
+
+
+def _invoice(store, **over):
+    now = NOW
+    fields = dict(id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id,
+                  amount=Decimal("12.345678901234567891"), currency="USD", order_amount=Decimal("12.34"),
+                  order_currency="USD", output_asset=store.output_asset, metadata={"cart": "42", "ü": [1, 2]},
+                  status="pending", created_at=now, updated_at=now, expires_at=now + dt.timedelta(hours=1))
+    fields.update(over)
+    return Invoice(**fields)
+
+
+def _row(model, pk):
+    return {name: value for name, value in model.get_by_id(pk).__data__.items()}
+
+
+def test_the_row_matches_what_model_create_writes(store):
+    with db.connection_context():
+        ours = inserts.insert(_invoice(store))
+        theirs = _invoice(store)
+        Invoice.create(**theirs.__data__)
+        written, expected = _row(Invoice, ours.id), _row(Invoice, theirs.id)
+    for differing in ("id", "public_id"):
+        written.pop(differing), expected.pop(differing)
+    assert written == expected
+    assert written["amount"] == Decimal("12.345678901234567891") and written["metadata"] == {"cart": "42", "ü": [1, 2]}
+
+
+def test_the_sql_is_compiled_once_per_column_list_and_reused(store):
+    inserts._compiled.clear()
+    with db.connection_context():
+        for _ in range(3):
+            inserts.insert(_invoice(store))
+        inserts.insert(_invoice(store, customer_id="3f0c4a52-1b7e-4b2a-9c55-4d2f3c1e0a11"))
+        assert Invoice.select().where(Invoice.store == store.id).count() == 4
+    assert len([key for key in inserts._compiled if key[0] is Invoice]) == 2
+
+
+def test_an_event_row_keeps_its_json_payload(store):
+    with db.connection_context():
+        invoice = inserts.insert(_invoice(store))
+        event = inserts.insert(Event(id=ids.new_uuid(), public_id=ids.new_public_id("evt_"), store=store.id,
+                                     invoice=invoice.id, type="invoice.created",
+                                     payload={"data": {"object": {"id": invoice.public_id}}}, created_at=utcnow()))
+        assert Event.get_by_id(event.id).payload == {"data": {"object": {"id": invoice.public_id}}}
