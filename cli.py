@@ -161,7 +161,7 @@ def _export_command(kind: str):
         export = (exports.invoice_export if kind == "invoices" else exports.transaction_export)(store, query)
         out = sys.stdout.buffer         # bytes as served: CSV lines end in \r\n, never translated
         for chunk in exports.chunks(export, file_format):
-            out.write(chunk.encode("utf-8"))
+            out.write(chunk)
         out.flush()
     return command
 

@@ -4,6 +4,11 @@ Rows come from a server-side cursor on PostgreSQL (SQLite iterates its own curso
 CSV or JSON Lines batch by batch, so an export of any size runs in constant memory. The column
 set is fixed and documented; amounts are decimal strings with their scale, timestamps ISO 8601
 UTC, metadata one JSON column.
+
+Each column kind's rule is written twice, side by side: in Python (`_converter`, for SQLite) and in
+SQL (`_sql_value`, for PostgreSQL, where the server writes each finished line: converting every
+cell in Python made the export six times slower than `COPY`, docs/performance.md).
+tests/exports/ runs both on the same rows and compares them.
 """
 from __future__ import annotations
 
@@ -11,11 +16,16 @@ import csv
 import datetime as dt
 import io
 import json
+import queue
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Iterator
 
-from models.base import db, is_postgres
+import peewee as pw
+from peewee import fn
+
+from models.base import db, is_postgres, replace_connection
 from models.invoices import Invoice
 from models.stores import Store
 from models.transactions import Transaction
@@ -60,6 +70,40 @@ def _converter(column: Column, *, for_csv: bool, sqlite: bool):
     if kind == "json" and not for_csv:
         return json.loads
     return None
+
+
+_SQL_FORMULA_PREFIXES = pw.SQL("(" + ", ".join(
+    "E'" + prefix.replace("\t", "\\t").replace("\r", "\\r") + "'" for prefix in FORMULA_PREFIXES) + ")")
+_SQL_TIMESTAMP = 'YYYY-MM-DD"T"HH24:MI:SS"Z"'       # clock.isoformat: seconds, truncated, UTC
+
+
+def _sql_value(column: Column, *, for_csv: bool) -> pw.Node:
+    """The exported value of `column` computed by PostgreSQL: `_converter`'s rule, in SQL.
+    In CSV every value is text; in JSON Lines numbers, booleans and metadata keep their JSON type."""
+    kind, field = column.kind, column.field
+    if kind == "fiat":
+        return fn.round(field, 2).cast("text")
+    if kind == "crypto":
+        exact = fn.trim_scale(field)
+        return pw.Case(None, [(fn.scale(exact) >= 2, exact.cast("text"))], fn.round(field, 2).cast("text"))
+    if kind == "timestamp":
+        return fn.to_char(field, _SQL_TIMESTAMP)
+    if kind == "uuid":
+        return field.cast("text")
+    if kind == "bool" and for_csv:
+        return pw.Case(field, [(True, "true"), (False, "false")])
+    if kind == "text" and for_csv:
+        return pw.Case(None, [(fn.left(field, 1).in_(_SQL_FORMULA_PREFIXES), fn.CONCAT("'", field))], field)
+    if kind == "json" and not for_csv:
+        return field.cast("json")
+    return field.cast("text") if for_csv else field
+
+
+def _sql_csv_cell(column: Column) -> pw.Node:
+    """The cell for `COPY … WITH CSV`, which quotes like Python's csv writer but writes empty text
+    as `""`: empty text goes as NULL, so both leave an empty cell."""
+    value = _sql_value(column, for_csv=True)
+    return fn.NULLIF(value, "") if column.kind in ("plain", "text", "json") else value
 
 
 INVOICE_COLUMNS = (
@@ -189,8 +233,109 @@ def jsonl_chunks(export: Export) -> Iterator[str]:
         yield "".join(encode(dict(zip(names, row))) + "\n" for row in rows)
 
 
-def chunks(export: Export, file_format: str) -> Iterator[str]:
-    return csv_chunks(export) if file_format == "csv" else jsonl_chunks(export)
+def server_lines(export: Export, file_format: str) -> Iterator[bytes]:
+    """PostgreSQL: the server converts every cell (`_sql_value`) and writes the file with `COPY`.
+
+    CSV: `COPY … WITH CSV` quotes exactly as Python's csv writer does (a quote, a comma or a line
+    break), empty text is sent as NULL so that both leave an empty cell, and each row's `\\n` becomes
+    `\\r\\n` (one row a message: see `_copy_out`). JSON Lines: `row_to_json` in `COPY`'s text format,
+    whose only escape in JSON text is a doubled backslash. `row_to_json` writes non-ASCII characters
+    as they are where Python escapes them (`\\u00fc`): the same JSON."""
+    if file_format == "csv":
+        yield (",".join(column.name for column in export.columns) + "\r\n").encode()
+        query = export.query.select(*(_sql_csv_cell(column) for column in export.columns))
+        yield from _copy_out(query, "CSV", lambda row: row[:-1] + b"\r\n")
+    else:
+        rows = export.query.select(*(_sql_value(column, for_csv=False).alias(column.name)
+                                     for column in export.columns))
+        yield from _copy_out(_JsonRows(rows), "TEXT", lambda row: row.replace(b"\\\\", b"\\"))
+
+
+class _JsonRows:
+    """`SELECT row_to_json(r) FROM (rows) AS r`: one JSON object a row, in `rows`' order (a
+    subquery's ORDER BY holds for a plain scan over it: nothing above it joins, groups or sorts)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def sql(self) -> tuple[str, list]:
+        sql, params = self.rows.sql()
+        return "SELECT row_to_json(r) FROM (" + sql + ") AS r", params
+
+
+class _CopyCancelled(Exception):
+    pass
+
+
+def _copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 1024,
+              pieces_ahead: int = 4) -> Iterator[bytes]:
+    """The rows of `COPY (query) TO STDOUT`, each passed through `finish_row`, in pieces of about
+    `piece_bytes`. The COPY runs in a helper thread on this thread's connection (which waits
+    meanwhile) and hands pieces over a queue of `pieces_ahead`: memory stays constant whatever the
+    row count. PostgreSQL sends one message per row and psycopg2 writes each as it comes, so
+    `finish_row` sees exactly one row. A reader that goes away stops the COPY, and the connection,
+    left mid-protocol, is replaced by a fresh one instead of going back to the pool."""
+    connection = db.connection()
+    with connection.cursor() as cursor:
+        statement = cursor.mogrify(*query.sql()).decode()
+    pieces: queue.Queue = queue.Queue(maxsize=pieces_ahead)
+    stop = threading.Event()
+    finished = object()
+
+    class Pieces:
+        def __init__(self):
+            self.rows, self.size = [], 0
+
+        def write(self, row: bytes) -> None:
+            if stop.is_set():
+                raise _CopyCancelled()
+            self.rows.append(finish_row(row))
+            self.size += len(row)
+            if self.size >= piece_bytes:
+                self.flush()
+
+        def flush(self) -> None:
+            if self.rows:
+                pieces.put(b"".join(self.rows))
+                self.rows, self.size = [], 0
+
+    def copy() -> None:
+        out = Pieces()
+        try:
+            with connection.cursor() as cursor:
+                cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT {copy_format})", out)
+            out.flush()
+            pieces.put(finished)
+        except BaseException as error:      # handed to the reader, who raises it in the request
+            pieces.put(error)
+
+    worker = threading.Thread(target=copy, name="export-copy", daemon=True)
+    worker.start()
+    completed = False
+    try:
+        while (piece := pieces.get()) is not finished:
+            if isinstance(piece, BaseException):
+                raise piece
+            yield piece
+        completed = True
+    finally:
+        if not completed:
+            stop.set()
+            while worker.is_alive():         # unblock a writer waiting on a full queue
+                try:
+                    pieces.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            replace_connection()
+        worker.join()
+
+
+def chunks(export: Export, file_format: str) -> Iterator[bytes]:
+    """The file, piece by piece: written by PostgreSQL, or converted here on SQLite."""
+    if is_postgres():
+        return server_lines(export, file_format)
+    python_chunks = csv_chunks(export) if file_format == "csv" else jsonl_chunks(export)
+    return (chunk.encode() for chunk in python_chunks)
 
 
 def file_name(kind: str, filters: dict, file_format: str) -> str:

@@ -145,3 +145,63 @@ def test_cli_export_writes_the_same_file(app, client, auth, store):
     result = runner.invoke(args=["export", "invoices", "--store", str(store.id), "--from", "2026-03-01",
                                  "--to", "2028-03-31"])
     assert result.exit_code != 0 and "366 days" in result.output
+
+
+@pytest.mark.parametrize("kind", ["invoices", "transactions"])
+def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
+    """PostgreSQL writes each line itself (services/exports.py `_sql_value`); the Python rules
+    (SQLite's path) must give the same CSV byte for byte and the same JSON on awkward values."""
+    from models.base import db, is_postgres
+    from services import exports
+    if not is_postgres():
+        pytest.skip("the server-written lines are PostgreSQL's (TEST_DATABASE_URL)")
+    awkward = ['=1+1', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', '\ttab', 'üñí €', 'back\\slash', '', '-5']
+    for index, text in enumerate(awkward):
+        invoice = factories.make_invoice(
+            store, now=DAY + dt.timedelta(minutes=index), external_order_id=text or None,
+            metadata={"note": text, "n": index} if index % 2 else None, status="paid",
+            amount=Decimal("1234.5"), paid_amount=Decimal("0.10"), difference_amount=Decimal("-0.13"),
+            customer_id="3f0c4a52-1b7e-4b2a-9c55-4d2f3c1e0a11" if index % 3 else None,
+            paid_at=DAY + dt.timedelta(minutes=index, seconds=59, microseconds=999999))
+        factories.make_transaction(invoice, now=DAY + dt.timedelta(minutes=index), from_wallet=text or None,
+                                   transaction_hash=text, amount=Decimal(["25", "25.125", "0.000120", "100.10"][index % 4]),
+                                   verified=bool(index % 2), confirmations=index if index % 3 else None)
+    filters = {"created_after": dt.datetime(2026, 3, 1), "created_before": dt.datetime(2026, 4, 1)}
+    build = exports.invoice_export if kind == "invoices" else exports.transaction_export
+    with db.connection_context():
+        export = build(store, {**filters})
+        python_csv = "".join(exports.csv_chunks(export))
+        server_csv = b"".join(exports.server_lines(export, "csv")).decode()
+        python_jsonl = "".join(exports.jsonl_chunks(export))
+        server_jsonl = b"".join(exports.server_lines(export, "jsonl")).decode()
+    assert len(python_csv.splitlines()) > len(awkward)
+    assert server_csv == python_csv
+    assert [json.loads(line) for line in server_jsonl.splitlines()] == \
+        [json.loads(line) for line in python_jsonl.splitlines()]
+    assert [list(json.loads(line)) for line in server_jsonl.splitlines()] == \
+        [list(json.loads(line)) for line in python_jsonl.splitlines()]     # keys in column order
+
+
+def test_a_reader_that_goes_away_stops_the_copy_and_drops_its_connection(app, store):
+    """The PostgreSQL export streams from a COPY in a helper thread: closing the stream midway must
+    end that thread and never hand the half-read connection back to the pool."""
+    import threading
+
+    from models.base import db, is_postgres
+    from services import exports
+    if not is_postgres():
+        pytest.skip("the COPY path is PostgreSQL's (TEST_DATABASE_URL)")
+    for index in range(300):
+        factories.make_invoice(store, now=DAY + dt.timedelta(seconds=index), metadata={"pad": "x" * 500})
+    filters = {"created_after": dt.datetime(2026, 3, 1), "created_before": dt.datetime(2026, 4, 1)}
+    with db.connection_context():
+        export = exports.invoice_export(store, filters)
+        stream = exports._copy_out(export.query.select(exports._sql_csv_cell(export.columns[0])), "CSV",
+                                   lambda row: row, piece_bytes=100, pieces_ahead=1)
+        copying = db.connection()
+        first = next(stream)
+        stream.close()
+        assert first.startswith(b"inv_")
+        assert not any(thread.name == "export-copy" for thread in threading.enumerate())
+        assert copying.closed and db.connection() is not copying    # dropped, not pooled mid-COPY
+        assert db.execute_sql("SELECT 1").fetchone() == (1,)

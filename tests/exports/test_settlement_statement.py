@@ -96,3 +96,47 @@ def test_bad_ranges(client, auth):
         response = client.get("/v1/reports/settlements", headers=auth, query_string=query)
         assert_error(response, 400, "validation_error", param=param)
     statement(client, auth, "2026-01-01", "2027-01-01")      # 366 days: allowed
+
+
+def test_the_daily_roll_up_matches_the_rows_through_later_changes(app, store):
+    """PostgreSQL reads the statement from `settlement_day`, kept by triggers; after every kind of
+    later change (a top-up, a settlement whose difference is written after its transaction, a
+    refund, a hold, a paid day moved) it must equal the sum of the rows themselves."""
+    import random
+
+    import pytest
+
+    from models.base import db, is_postgres
+    from models.invoices import Invoice
+    from services import reports
+    if not is_postgres():
+        pytest.skip("the roll-up is PostgreSQL's (TEST_DATABASE_URL)")
+    seed(store)
+    chance = random.Random(7)
+    for index in range(40):
+        paid_at = MARCH_10 + dt.timedelta(hours=chance.randrange(0, 40))
+        invoice = paid_invoice(store, paid_at, f"{chance.randrange(1, 500)}.{chance.randrange(0, 100):02d}",
+                               currency=chance.choice(["USD", "EUR"]))
+        with db.connection_context():
+            move = index % 5
+            if move == 0:           # a top-up raises what was paid
+                Invoice.update(paid_amount=invoice.paid_amount + Decimal("1.25")).where(Invoice.id == invoice.id).execute()
+            elif move == 1:         # the settlement transaction first, its difference written next
+                factories.make_transaction(invoice, now=paid_at + dt.timedelta(minutes=3), type="settlement",
+                                           token="usdc.near", amount=invoice.paid_amount - Decimal("0.07"))
+                Invoice.update(difference_amount=Decimal("-0.07"), received_amount=invoice.paid_amount - Decimal("0.07")
+                               ).where(Invoice.id == invoice.id).execute()
+            elif move == 2:
+                factories.make_transaction(invoice, now=paid_at + dt.timedelta(hours=30), type="refund",
+                                           token="usdc.eth", amount=Decimal("1.5"))
+            elif move == 3:
+                Invoice.update(review_reason="short_delivery", swap_status="processing").where(
+                    Invoice.id == invoice.id).execute()
+            else:                   # a paid moment corrected across midnight
+                Invoice.update(paid_at=paid_at + dt.timedelta(days=1)).where(Invoice.id == invoice.id).execute()
+    with db.connection_context():
+        for start, end in ((dt.date(2026, 3, 1), dt.date(2026, 3, 31)), (dt.date(2026, 3, 11), dt.date(2026, 3, 11))):
+            rolled_up = reports.settlement_statement(store, start, end, rolled_up=True)
+            summed = reports.settlement_statement(store, start, end, rolled_up=False)
+            assert rolled_up == summed
+        assert len(rolled_up) >= 1 and sum(row["invoices_paid"] for row in summed) > 0
