@@ -55,6 +55,12 @@ def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
     if status.amount_in is None:
         return None
     excess = refunded_excess(status)
+    if not excess and invoice.amount_due and status.amount_in > invoice.amount_due \
+            and status.status != base.SUCCESS:
+        # Above what the quote asked for, before the provider has said what it sent back: the
+        # excess is the buyer's (the quote delivers an exact output and refunds the rest), so the
+        # invoice never shows more paid than due, then less once the refund is reported.
+        excess = status.amount_in - invoice.amount_due
     net = status.amount_in - excess
     if status.amount_in_usd is not None and status.amount_in > 0:
         if excess and status.refunded_amount_usd is not None:
