@@ -1,7 +1,7 @@
 """Payment links, buyer side: /v1/public/payment-links/{plpub_…}, no API key (spec Authentication 5)."""
-from flask import Blueprint, current_app
+from flask import Blueprint
 
-from blueprints.context import settings
+from blueprints.context import provider, settings
 from blueprints.idempotency import client_address, idempotent
 from blueprints.requests import load_body
 from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
@@ -9,8 +9,6 @@ from services import checkout, payment_links
 from services.clock import utcnow
 
 bp = Blueprint("public_payment_links", __name__, url_prefix="/v1/public/payment-links")
-# Tests and embedders may put a swap provider here; otherwise the configured one is used.
-PROVIDER_EXTENSION = "tender.swap_provider"
 
 
 @bp.get("/<token>")
@@ -29,9 +27,5 @@ def _per_link_and_client(token):
 def checkout_payment_link(token):
     data = load_body(CheckoutSchema())
     result = checkout.start_checkout(token, data, now=utcnow(), ttl_seconds=settings().invoice_ttl_seconds,
-                                     get_provider=_provider)
+                                     get_provider=provider)
     return CheckoutResultSchema().dump(result), 201
-
-
-def _provider():
-    return current_app.extensions.get(PROVIDER_EXTENSION) or checkout.provider_for(settings())

@@ -14,7 +14,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Callable
 
-import providers
 from models.base import db
 from models.invoices import Invoice
 from models.payment_links import PaymentLink
@@ -40,15 +39,6 @@ class CheckoutUnavailable(DomainError):
 class CheckoutResult:
     invoice: Invoice
     reused: bool
-
-
-def provider_for(settings):
-    """This process's swap provider (`providers.shared`: one per process, not one per checkout)."""
-    shared = getattr(providers, "shared", None)
-    if shared is None:   # the payment engine is not installed in this build
-        raise CheckoutUnavailable("Paying from a chosen asset is not available yet; start the checkout "
-                                  "without origin_asset and refund_to and pick on the checkout page.")
-    return shared(settings)
 
 
 def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int,
