@@ -4,10 +4,10 @@ from flask import Blueprint
 from blueprints.context import provider, settings
 from blueprints.idempotency import client_address, idempotent
 from blueprints.requests import load_body
-from blueprints.test_helpers import sandbox_only
+from blueprints.sandbox_payments import sandbox_only
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
     QuoteSchema
-from services import buyer_payments, invoices, polling, quotes, test_helpers
+from services import buyer_payments, invoices, polling, quotes, sandbox_payments
 from services.clock import utcnow
 from services.errors import DomainError, validation_error
 
@@ -65,7 +65,7 @@ def simulate_public_payment(invoice_id):
     if not invoice.deposit_address:
         raise DomainError("invoice_not_payable", f"Invoice {invoice.public_id} has no deposit address yet; "
                           "choose an asset and a refund address first.")
-    invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
+    invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
                                             amount=None, origin_asset=None, refund_to=None)
     polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return _invoice_view(invoice), 202

@@ -1,4 +1,4 @@
-"""Sandbox-only test helpers (docs/payment-engine.md): 404 unless SWAP_PROVIDER=sandbox."""
+"""The sandbox payment helpers, `/v1/test_helpers/…` (docs/payment-engine.md): 404 unless SWAP_PROVIDER=sandbox."""
 from functools import wraps
 
 from flask import Blueprint, g
@@ -9,7 +9,7 @@ from blueprints.idempotency import idempotent
 from blueprints.requests import load_body
 from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
-from services import invoices, polling, test_helpers
+from services import invoices, polling, sandbox_payments
 from services.clock import utcnow
 from services.errors import NotFound
 
@@ -32,6 +32,6 @@ def sandbox_only(view):
 def pay_invoice(invoice_id):
     data = load_body(SimulatedPaymentSchema())
     invoice = invoices.get_for_store(g.store, invoice_id)
-    invoice = test_helpers.simulate_payment(invoice, provider(), now=utcnow(), **data)
+    invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), **data)
     polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return InvoiceSchema().dump(invoice), 202

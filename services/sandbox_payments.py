@@ -1,4 +1,4 @@
-"""The sandbox test helpers (docs/payment-engine.md): simulate a buyer's deposit on the sandbox chain.
+"""The sandbox payment helpers (docs/payment-engine.md): simulate a buyer's deposit on the sandbox chain.
 
 Only the deposit is simulated; the ordinary polling and settlement jobs then move the invoice,
 exactly as they would with the real provider.
