@@ -1,4 +1,4 @@
-"""Webhook delivery benchmark (issue 4): not a test, a ratio against a bare baseline in the same run.
+"""Webhook delivery benchmark: not a test, a ratio against a bare baseline in the same run.
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_webhooks \
         /work/main/.venv/bin/python -m bench.webhooks [--deliveries 2000]

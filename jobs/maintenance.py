@@ -1,4 +1,5 @@
-"""Queue `maintenance`: the expiry sweep (and, from other areas, the outbox relay and clean-ups)."""
+"""Queue `maintenance`: the expiry sweep and the idempotency-key purge (the outbox relay, jobs/webhooks.py,
+runs on this queue too)."""
 from jobs import ensure_runtime, measured, provider
 from models.base import db
 from services import expiry, idempotency

@@ -190,10 +190,6 @@ def for_key(key: ApiKey) -> Integration | None:
     return Integration.get_or_none(Integration.api_key == key.id)
 
 
-def payout_configured(store: Store) -> bool:
-    return bool(store.payout_wallet)
-
-
 def endpoint_of(integration: Integration) -> WebhookEndpoint | None:
     if integration.webhook_endpoint_id is None:
         return None

@@ -72,7 +72,7 @@ class _KeyLeakWatch(logging.Handler):
 
 @pytest.fixture(scope="session", autouse=True)
 def key_leak_watch():
-    """Security (issue 8): no log line of the whole test run may carry a full API key."""
+    """Security: no log line of the whole test run may carry a full API key."""
     watch = _KeyLeakWatch()
     logging.getLogger().addHandler(watch)
     yield watch

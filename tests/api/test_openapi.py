@@ -1,4 +1,4 @@
-"""The OpenAPI document (issue 8): every route is in it, and it says what the code does."""
+"""The OpenAPI document: every route is in it, and it says what the code does."""
 import re
 
 import pytest

@@ -1,4 +1,4 @@
-"""SIGTERM lets web and worker processes finish in-flight work (issue 9, item 4), on the real stack:
+"""SIGTERM lets web and worker processes finish in-flight work, on the real stack:
 gunicorn with gunicorn.conf.py, and `rq worker` exactly as the Procfile runs it.
 
 The in-flight work is held without any test-only code path: the test holds a PostgreSQL row lock

@@ -1,4 +1,4 @@
-"""Security (issue 8, docs/security.md): what is stored, how keys are compared, store isolation on
+"""Security (docs/security.md): what is stored, how keys are compared, store isolation on
 every route, security headers, unknown scopes. The full-key-in-logs watch is tests/conftest.py."""
 from __future__ import annotations
 

@@ -82,8 +82,4 @@ def test_get_provider_picks_by_setting(settings):
     import dataclasses
 
     assert get_provider(settings).name == "sandbox"
-    try:
-        import providers.oneclick  # noqa: F401  (merged separately; imported lazily by get_provider)
-    except ImportError:
-        pytest.skip("providers/oneclick.py is not on this branch yet")
     assert get_provider(dataclasses.replace(settings, swap_provider="oneclick")).name == "oneclick"
