@@ -10,7 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from blueprints.requests import drain_body
 from models.base import discard_connection
-from services.errors import DomainError
+from services.errors import DomainError, Unavailable
 
 log = logging.getLogger("tender.errors")
 
@@ -91,9 +91,8 @@ def register_error_handlers(app):
     @app.errorhandler(DomainError)
     def _domain(error: DomainError):
         headers = dict(getattr(error, "headers", None) or {})   # e.g. WWW-Authenticate
-        retry_after = getattr(error, "retry_after", None)       # e.g. services.checkout.CheckoutUnavailable
-        if retry_after:
-            headers["Retry-After"] = str(retry_after)
+        if isinstance(error, Unavailable):
+            headers["Retry-After"] = str(error.retry_after)
         return error_response(error.code, error.message, status=getattr(error, "status", None), param=error.param,
                               details=error.details, headers=headers)
 

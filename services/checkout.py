@@ -1,4 +1,4 @@
-"""Buyer checkout of a payment link (spec "Checkout rules", docs/payment-links.md).
+"""Buyer checkout of a payment link (docs/payment-links.md).
 
 The rules: fixed links take no amount, customer-defined ones need one within bounds; a reusable
 link creates an invoice each time; a single-use link reuses its open invoice, and once paid
@@ -18,21 +18,10 @@ from models.base import db
 from models.invoices import Invoice
 from models.payment_links import PaymentLink
 from models.stores import Store
-from providers.base import ProviderRejected, ProviderUnavailable, QuoteRequest
-from services import ids, invoice_states, locks, payment_links
+from services import ids, invoice_states, locks, payment_links, quotes
 from services.errors import DomainError
 
-RETRY_AFTER_SECONDS = 5
 OPEN = invoice_states.OPEN
-
-
-class CheckoutUnavailable(DomainError):
-    """503 `checkout_unavailable`; the error handler adds `Retry-After: retry_after`."""
-
-    retry_after = RETRY_AFTER_SECONDS
-
-    def __init__(self, message: str = "Checkout is temporarily unavailable; retry shortly."):
-        super().__init__("checkout_unavailable", message)
 
 
 @dataclass(frozen=True)
@@ -57,7 +46,7 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
     if origin_asset is not None:
         # Asks the provider before anything is written: if it is down, the buyer gets a 503 and
         # no orphan invoice is left behind.
-        ensure_supported_asset(provider, origin_asset)
+        quotes.find_asset(provider, origin_asset)
     with db.atomic():
         link = locks.lock_row(PaymentLink, link.id)
         store = Store.get_by_id(link.store_id)
@@ -69,7 +58,10 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
             invoice = _create_invoice(link, store, amount, now=now, ttl_seconds=ttl_seconds)
             payment_links.mark_checkout_started(link, now=now)
     if origin_asset is not None and invoice.status in ("pending", "quoted") and invoice.deposit_address is None:
-        invoice = quote_new_invoice(invoice, origin_asset, data["refund_to"], provider=provider, now=now)
+        # Outside the link's lock: a provider call must not hold it. Two checkouts of one single-use
+        # link that both get here: the commit's compare-and-set lets the first address stand.
+        invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset, refund_to=data["refund_to"],
+                                        now=now)
     return CheckoutResult(invoice, reused)
 
 
@@ -105,39 +97,3 @@ def _create_invoice(link: PaymentLink, store: Store, amount, *, now: dt.datetime
         payment_link_id=link.public_id,
         expires_at=now + dt.timedelta(seconds=ttl_seconds),
     )
-
-
-def ensure_supported_asset(provider, origin_asset: str) -> None:
-    try:
-        codes = {asset.code for asset in provider.supported_assets()}
-    except ProviderUnavailable:
-        raise CheckoutUnavailable() from None
-    if origin_asset not in codes:
-        raise DomainError("unsupported_asset", f"origin_asset {origin_asset!r} is not accepted; "
-                          "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
-
-
-def quote_new_invoice(invoice: Invoice, origin_asset: str, refund_to: str, *, provider,
-                      now: dt.datetime) -> Invoice:
-    """Wet quote for a pending/quoted invoice, then `commit_quote` → awaiting_payment.
-
-    Outside any transaction: a provider call must not hold the link's lock. If two checkouts of
-    one single-use link both get here, the compare-and-set lets the first address stand.
-    """
-    store = Store.get_by_id(invoice.store_id)
-    request = QuoteRequest(
-        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
-        recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
-        reference=invoice.public_id)
-    try:
-        quote = provider.quote(request)
-    except ProviderUnavailable:
-        raise CheckoutUnavailable() from None
-    except ProviderRejected as error:
-        raise DomainError("validation_error", f"refund_to: the swap provider refused the quote ({error})",
-                          param="refund_to") from None
-    from services import quotes   # the payment engine's one definition of a committed quote
-
-    moved = invoice_states.move(invoice.id, "commit_quote", now=now,
-                                **quotes.committed_fields(quote, refund_to=refund_to, now=now))
-    return moved if moved is not None else Invoice.get_by_id(invoice.id)

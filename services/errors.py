@@ -10,6 +10,17 @@ class DomainError(Exception):
         self.details = details or {}
 
 
+class Unavailable(DomainError):
+    """503: something Tender needs (the swap provider) did not answer; the same request may be
+    repeated after `retry_after` seconds (the `Retry-After` header)."""
+
+    status = 503
+
+    def __init__(self, code: str, message: str, *, retry_after: int = 5):
+        super().__init__(code, message)
+        self.retry_after = retry_after
+
+
 class NotFound(DomainError):
     def __init__(self, code: str, message: str = "No such object."):
         super().__init__(code, message)

@@ -9,9 +9,8 @@ from models.stores import ApiKey, Store
 from providers.base import PENDING_DEPOSIT, ProviderError
 from services import ids, integrations, invoice_states, outbox, payments
 from services.locks import lock_row, write_transaction
-from services.errors import DomainError, NotFound, validation_error
+from services.errors import DomainError, NotFound, Unavailable, validation_error
 from services.pagination import Page, PageRequest, paginate
-from services.quotes import ProviderDown
 from services.webhook_urls import check_target_url
 
 DEFAULT_LIST_WINDOW = dt.timedelta(days=90)
@@ -165,8 +164,8 @@ def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_s
     try:
         status = payments.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
     except ProviderError as error:
-        raise ProviderDown(f"The swap provider could not confirm that no deposit was made ({error}); "
-                           "retry the cancel shortly.", code="provider_unavailable") from None
+        raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no deposit was "
+                          f"made ({error}); retry the cancel shortly.") from None
     if status.status != PENDING_DEPOSIT:
         payments.apply_deposit_status(invoice, status, now=now)     # record what the provider knows
         raise DepositKnown("invoice_not_cancellable",

@@ -11,20 +11,12 @@ import logging
 
 from models.invoices import Invoice
 from models.stores import Store
-from providers.base import Asset, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
 from services import invoice_states
-from services.errors import DomainError
+from services.errors import DomainError, Unavailable
 
 log = logging.getLogger("tender.quotes")
 NATIVE_NETWORKS = {"xlm": "stellar", "trx": "tron", "bnb": "bsc", "ada": "cardano"}
-
-
-class ProviderDown(DomainError):
-    """The provider did not answer: 503 with Retry-After, the request may be repeated."""
-
-    def __init__(self, message: str, *, code: str = "service_unavailable"):
-        super().__init__(code, message)
-        self.retry_after = 5
 
 
 def network_of(asset_code: str) -> str:
@@ -34,19 +26,17 @@ def network_of(asset_code: str) -> str:
     return NATIVE_NETWORKS.get(asset_code, asset_code)
 
 
-def provider_down(error: ProviderUnavailable) -> ProviderDown:
-    """503 for a provider that cannot answer. Refused credentials are the operator's to fix: the
-    buyer gets `checkout_unavailable` without the provider's text."""
-    if isinstance(error, ProviderAuthFailed):
-        return ProviderDown("Checkout is temporarily unavailable; retry shortly.", code="checkout_unavailable")
-    return ProviderDown(f"The swap provider is unavailable: {error}")
+def checkout_unavailable() -> Unavailable:
+    """The buyer's 503 whenever the provider cannot answer, refused credentials included (the
+    operator's to fix): never the provider's own words."""
+    return Unavailable("checkout_unavailable", "Checkout is temporarily unavailable; retry shortly.")
 
 
 def supported_assets(provider) -> list[Asset]:
     try:
         return sorted(provider.supported_assets(), key=lambda asset: asset.code)
-    except ProviderUnavailable as error:
-        raise provider_down(error) from None
+    except ProviderUnavailable:
+        raise checkout_unavailable() from None
 
 
 def find_asset(provider, code) -> Asset:
@@ -55,7 +45,7 @@ def find_asset(provider, code) -> Asset:
             if asset.code == code:
                 return asset
     raise DomainError("unsupported_asset", f"origin_asset {code!r} is not accepted; "
-                      "GET /v1/public/assets lists the accepted assets.", param="origin_asset")
+                      "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
 
 
 def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
@@ -68,10 +58,11 @@ def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
 def _ask(provider, request: QuoteRequest) -> Quote:
     try:
         return provider.quote(request)
-    except ProviderUnavailable as error:
-        raise provider_down(error) from None
+    except ProviderUnavailable:
+        raise checkout_unavailable() from None
     except ProviderRejected as error:
-        raise DomainError("validation_error", f"The swap provider refused the quote: {error}") from None
+        raise DomainError("validation_error", f"refund_to: the swap provider refused the quote ({error})",
+                          param="refund_to") from None
 
 
 def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | None, now: dt.datetime) -> Quote:
