@@ -57,7 +57,7 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
         if invoice is None:
             invoice = _create_invoice(link, store, amount, now=now, ttl_seconds=ttl_seconds)
             payment_links.mark_checkout_started(link, now=now)
-    if origin_asset is not None and invoice.status in ("pending", "quoted") and invoice.deposit_address is None:
+    if origin_asset is not None and invoice_states.can_quote(invoice) and invoice.deposit_address is None:
         # Outside the link's lock: a provider call must not hold it. Two checkouts of one single-use
         # link that both get here: the commit's compare-and-set lets the first address stand.
         invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset, refund_to=data["refund_to"],

@@ -52,8 +52,19 @@ GUARDS = {
 }
 
 
+# The vocabulary the rest of the engine speaks, read off the moves above.
+QUOTABLE = MOVES["commit_quote"][0]           # may take a (new) quote
+CLOSED_UNPAID = ("expired", "cancelled")      # closed before a payment, yet a deposit may still arrive
+# A deposit may still arrive or move: what the chain poller watches.
+WATCHED = ("awaiting_payment", "underpaid") + CLOSED_UNPAID
+
+
+def can_quote(invoice: Invoice) -> bool:
+    return invoice.status in QUOTABLE
+
+
 def can_cancel(invoice: Invoice) -> bool:
-    return invoice.status in OPEN and invoice.deposit_seen_at is None
+    return invoice.status in MOVES["cancel"][0] and invoice.deposit_seen_at is None
 
 
 def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -> Invoice | None:

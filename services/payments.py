@@ -34,7 +34,8 @@ DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOM
                 base.REFUNDED, base.FAILED)
 REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
 # Kept as they are when a refund comes: the refund transaction is their record (docs/payment-engine.md).
-WATCHED_ENDINGS = {"expired": "late_refund", "cancelled": "crossed_refund"}
+# A refund of a deposit that reached an invoice closed unpaid keeps its status: the refund is the record.
+REFUND_MOVE_WHEN_CLOSED = {"expired": "late_refund", "cancelled": "crossed_refund"}
 
 
 def _cents(value: Decimal) -> Decimal:
@@ -192,14 +193,14 @@ def _on_incomplete(invoice: Invoice, status: DepositStatus, now: dt.datetime) ->
 
 def _on_refunded(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
     current = Invoice.get_by_id(invoice.id)
-    refundable = current.status in ("awaiting_payment", "underpaid", *WATCHED_ENDINGS) or (
+    refundable = current.status in invoice_states.WATCHED or (
         current.status == "paid" and current.swap_status == "processing")
     if not refundable:
         return
     recorded = _record_refund(current, status, now=now)
-    if current.status in WATCHED_ENDINGS:
+    if current.status in REFUND_MOVE_WHEN_CLOSED:
         if recorded:                              # once: a repeated poll touches nothing
-            invoice_states.move(invoice.id, WATCHED_ENDINGS[current.status], now=now)
+            invoice_states.move(invoice.id, REFUND_MOVE_WHEN_CLOSED[current.status], now=now)
     else:
         invoice_states.move(invoice.id, "refund", now=now, swap_status=None)
 

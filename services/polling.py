@@ -18,7 +18,7 @@ from models.base import db
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services import claims, metrics, nudges, payments, queues, quotes
+from services import claims, invoice_states, metrics, nudges, payments, queues, quotes
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
@@ -32,7 +32,7 @@ JOBS = {"chain": "jobs.chain.poll_deposits", "settlement": "jobs.settlement.poll
 
 PHASES = {
     # Expired and cancelled invoices stay watched: a deposit that came late or crossed a cancel is recorded.
-    "chain": lambda: Invoice.status.in_(("awaiting_payment", "underpaid", "expired", "cancelled")),
+    "chain": lambda: Invoice.status.in_(invoice_states.WATCHED),
     "settlement": lambda: (Invoice.status == "paid") & (Invoice.swap_status == "processing"),
 }
 
@@ -67,7 +67,7 @@ def next_poll_at(invoice: Invoice, *, now: dt.datetime, base_seconds: int,
         return now + dt.timedelta(seconds=hot_seconds)
     if invoice.deposit_seen_at is not None:
         factor = 1 if invoice.review_reason is None else 3
-    elif invoice.status in ("expired", "cancelled"):
+    elif invoice.status in invoice_states.CLOSED_UNPAID:
         factor = 12                                       # only a late or crossing deposit can still come
     else:
         age = now - (invoice.quoted_at or invoice.created_at)

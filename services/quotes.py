@@ -49,7 +49,7 @@ def find_asset(provider, code) -> Asset:
 
 
 def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
-    if invoice.status not in ("pending", "quoted") or now >= invoice.expires_at:
+    if not invoice_states.can_quote(invoice) or now >= invoice.expires_at:
         raise DomainError("invoice_not_payable",
                           f"Invoice {invoice.public_id} is {invoice.status}"
                           f"{' and past its expiry' if now >= invoice.expires_at else ''}; it takes no new quote.")

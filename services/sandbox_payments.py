@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from models.invoices import Invoice
 from providers.sandbox import sandbox_refund_address
-from services import quotes
+from services import invoice_states, quotes
 from services.errors import DomainError
 
 DEFAULT_ORIGIN_ASSET = "usdc.eth"
@@ -19,7 +19,7 @@ DEFAULT_ORIGIN_ASSET = "usdc.eth"
 def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount: Decimal | None,
                      origin_asset: str | None, refund_to: str | None, now: dt.datetime) -> Invoice:
     if not invoice.deposit_address:
-        if invoice.status not in ("pending", "quoted"):
+        if not invoice_states.can_quote(invoice):
             raise DomainError("invoice_not_payable",
                               f"Invoice {invoice.public_id} is {invoice.status} and has no deposit address.")
         origin_asset = origin_asset or DEFAULT_ORIGIN_ASSET
