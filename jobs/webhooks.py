@@ -10,7 +10,7 @@ import logging
 
 from jobs import ensure_runtime, measured
 from models.base import db
-from services import outbox, webhook_delivery
+from services import nudges, outbox, webhook_delivery
 from services.clock import utcnow
 
 log = logging.getLogger("tender.jobs.webhooks")
@@ -32,7 +32,7 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
     """Send every due delivery, concurrently, for up to `max_seconds`."""
     settings = ensure_runtime()
     policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
-    outbox.clear_nudge(outbox.DELIVER_NUDGE_KEY)      # before looking: later work nudges a new run
+    nudges.run_started(outbox.DELIVER_JOB)      # before looking: later work nudges a new run
     with db.connection_context():
         # Fan-out jobs queue behind this run on the same worker: while slow receivers keep it
         # busy, it fans out new events itself before each idle look.

@@ -10,66 +10,34 @@ creates its deliveries, and (event, target) is unique.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import secrets
 from dataclasses import dataclass
 
 import peewee as pw
-import redis as redis_lib
 
-from models.after_commit import on_commit
 from models.base import db, is_postgres
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
-from services import clock, ids, queues, webhook_delivery
-
-log = logging.getLogger("tender.outbox")
+from services import clock, ids, nudges, webhook_delivery
 
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
 RELAY_BATCH = 200
-FAN_OUT_NUDGE_KEY = "tender:webhooks:fan-out-nudge"
-DELIVER_NUDGE_KEY = "tender:webhooks:deliver-nudge"
-NUDGE_EXPIRY_MS = 10_000       # a flag whose job was lost (Redis hiccup) stops blocking nudges after this
 FAN_OUT_JOB = "jobs.webhooks.fan_out_pending"
 DELIVER_JOB = "jobs.webhooks.deliver_due"
-
-# A nudge flag means "a run is queued and has not started". The run clears its flag before it
-# looks at the database, so whatever is committed after that look sets the flag again and gets
-# a run of its own: a burst of events costs one job, and none waits for the relay sweep.
-
-
-def _nudge(flag: str, job: str, what: str) -> None:
-    on_commit(lambda: _enqueue_once(flag, job, what))
-
-
-def _enqueue_once(flag: str, job: str, what: str) -> None:
-    try:
-        if queues.redis().set(flag, "1", nx=True, px=NUDGE_EXPIRY_MS):
-            queues.queue("webhooks").enqueue(job, result_ttl=0, failure_ttl=3600)
-    except redis_lib.RedisError as error:
-        log.warning("%s not nudged (%s); the outbox relay will start them", what, error)
-
-
-def clear_nudge(flag: str) -> None:
-    """Called by a run before it looks at the database (see above)."""
-    try:
-        queues.redis().delete(flag)
-    except redis_lib.RedisError:
-        pass        # the flag expires by itself
 
 
 def nudge_fan_out() -> None:
     """Ask a worker to fan out events once they are committed; a lost nudge only delays."""
-    _nudge(FAN_OUT_NUDGE_KEY, FAN_OUT_JOB, "committed events")
+    nudges.nudge("webhooks", FAN_OUT_JOB)
 
 
 def nudge_delivery() -> None:
     """Ask a worker for a delivery run once the caller's transaction commits: one run for a
     burst, since a run claims everything due."""
-    _nudge(DELIVER_NUDGE_KEY, DELIVER_JOB, "deliveries")
+    nudges.nudge("webhooks", DELIVER_JOB)
 
 
 def _targets(event: Event) -> list[dict]:
@@ -154,7 +122,7 @@ def fan_out_and_send(policy: webhook_delivery.DeliveryPolicy, *, now=clock.utcno
     events committed meanwhile are fanned out and sent while it trickles. A run that dies leaves
     claims that run out, and a delivery run takes them over (docs/webhooks.md).
     Returns (deliveries created, what their first attempts did)."""
-    clear_nudge(FAN_OUT_NUDGE_KEY)
+    nudges.run_started(FAN_OUT_JOB)
     # As many as the run's slots can surely send before their claim runs out (attempts are cut
     # off at their deadline), so a claimed delivery is never sent twice.
     rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)

@@ -133,6 +133,7 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
     # (measured by bench/payflow.py: p50 18.6 s from payment to invoice.paid at 10 s ticks).
     tick = min(base_seconds, hot_seconds or base_seconds)
     slack = dt.timedelta(seconds=tick * TICK_SLACK)
+    nudges.run_started(JOBS[phase])            # a request from now on gets a run of its own
     _take_request(phase)                       # this run's first claim sees every request so far
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"poll-{phase}") as pool:
         while time.monotonic() - started < time_budget:

@@ -10,7 +10,7 @@ from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services import invoice_states, outbox, queues, webhook_delivery, webhook_sending, webhook_signing
+from services import invoice_states, nudges, outbox, queues, webhook_delivery, webhook_sending, webhook_signing
 from services.clock import utcnow
 from tests import factories
 from tests.webhooks.conftest import pump
@@ -327,7 +327,7 @@ def test_a_burst_of_events_is_fanned_out_by_one_job_and_none_is_missed(client, a
 
     # The run clears its flag before it looks, so an event committed after the look gets its own run.
     webhook_jobs.fan_out_pending()
-    assert not queues.redis().exists(outbox.FAN_OUT_NUDGE_KEY)
+    assert not queues.redis().exists(nudges.flag(outbox.FAN_OUT_JOB))
     create_invoice(client, auth, external_order_id="ord-late")
     assert [job.func_name for job in webhooks_queue.jobs].count("jobs.webhooks.fan_out_pending") == 2
 
