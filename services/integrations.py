@@ -11,13 +11,12 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from models.base import db, is_postgres
 from models.integrations import Integration
 from models.stores import ApiKey, Store
 from models.webhooks import WebhookEndpoint
 from services import api_keys, ids
 from services.errors import DomainError, NotFound, validation_error
-from services.locks import lock_row
+from services.locks import lock_row, write_transaction
 from services.webhook_urls import MAX_URL_LENGTH, check_target_url
 from services.webhooks import ROTATION_OVERLAP
 
@@ -61,10 +60,6 @@ def normalize_site_url(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
 
 
-def _write_transaction():
-    return db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE")
-
-
 def _active(store_id, platform: str) -> Integration | None:
     return Integration.get_or_none((Integration.store == store_id) & (Integration.platform == platform)
                                    & (Integration.status == "active"))
@@ -78,7 +73,7 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
     versions = dict(plugin_version=data.get("plugin_version"), cms_version=data.get("cms_version"),
                     platform_version=data.get(f"{platform}_version"))
     secret = new_webhook_secret()
-    with _write_transaction():
+    with write_transaction():
         store = lock_row(Store, store.id)          # one connect of a store at a time
         retried = key.kind == "bootstrap" and not _consume(key, site_url, now=now)
         active = _active(store.id, platform)
@@ -157,7 +152,7 @@ def _reconnect(integration, webhook_url, secret, key_row, versions, *, now, keep
 def disconnect(store: Store, platform: str, *, now: dt.datetime) -> Integration:
     """Revoke the dedicated key and remove the installation's endpoint: nothing more is sent,
     pending deliveries included."""
-    with _write_transaction():
+    with write_transaction():
         lock_row(Store, store.id)
         integration = _active(store.id, platform)
         if integration is None:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import peewee as pw
 
-from models.base import db, is_postgres
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
 from services import clock, ids, nudges, webhook_delivery
+from services.locks import write_transaction
 
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
@@ -81,7 +81,7 @@ def fan_out(event_id, *, now: dt.datetime, direct: DirectSend | None = None) -> 
     `webhook_delivery.claim_due` would leave them, for the caller to send at once; except where
     that could hurt fairness (a failing endpoint, or one at its in-flight cap) or the run has no
     slot left: those are created due, for a delivery run (docs/webhooks.md#fairness)."""
-    with db.atomic() if is_postgres() else db.atomic(lock_type="IMMEDIATE"):
+    with write_transaction():
         claimed = (Event.update(dispatched_at=now)
                    .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
         if claimed == 0:
