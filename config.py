@@ -83,46 +83,60 @@ class Settings:
 
 def load_settings(environ) -> Settings:
     env = _Env(environ)
-    public_base_url = env.url("PUBLIC_BASE_URL", DEFAULT_PUBLIC_BASE_URL)
+    default = Settings()            # each default is written once, on the field
+    public_base_url = env.url("PUBLIC_BASE_URL", default.public_base_url)
     return Settings(
-        database_url=env.database_url("DATABASE_URL", DEFAULT_DATABASE_URL),
+        database_url=env.database_url("DATABASE_URL", default.database_url),
         redis_url=env.redis_url("REDIS_URL"),
         swap_provider=_swap_provider(env),
-        oneclick_base_url=env.url("ONECLICK_BASE_URL", "https://1click.chaindefuser.com"),
+        oneclick_base_url=env.url("ONECLICK_BASE_URL", default.oneclick_base_url),
         oneclick_jwt=env.text("ONECLICK_JWT"),
         oneclick_api_key=env.text("ONECLICK_API_KEY"),
         # Minimum 5 s (not 60): the multi-process tests and demos watch a real expiry happen.
-        invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS", 3600, minimum=5, maximum=30 * 86400),
-        supported_currencies=env.currencies("SUPPORTED_CURRENCIES", ("USD",)),
+        invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS",
+                                        default.invoice_ttl_seconds, minimum=5, maximum=30 * 86400),
+        supported_currencies=env.currencies("SUPPORTED_CURRENCIES", default.supported_currencies),
         public_base_url=public_base_url,
-        checkout_base_url=env.url("CHECKOUT_BASE_URL", public_base_url),
-        allow_private_webhook_urls=env.boolean("ALLOW_PRIVATE_WEBHOOK_URLS", False),
+        checkout_base_url=env.url("CHECKOUT_BASE_URL", public_base_url),     # the public one, as configured
+        allow_private_webhook_urls=env.boolean("ALLOW_PRIVATE_WEBHOOK_URLS", default.allow_private_webhook_urls),
         operator_username=env.text("OPERATOR_USERNAME"),
         operator_password=env.text("OPERATOR_PASSWORD"),
-        db_max_connections=env.integer("DB_MAX_CONNECTIONS", 20, minimum=1, maximum=1000),
-        db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS", 300, minimum=1, maximum=86400),
-        log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", upper=True),
-        rate_limit_write_mode=env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, "enforce"),
-        rate_limit_read_mode=env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, "observe"),
-        rate_limit_public_mode=env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, "enforce"),
-        rate_limit_write_per_minute=env.integer("RATE_LIMIT_WRITE_PER_MINUTE", 120, **_PER_MINUTE),
-        rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE", 600, **_PER_MINUTE),
-        rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN", 10, **_PER_MINUTE),
-        rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP", 30, **_PER_MINUTE),
-        rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP", 120, **_PER_MINUTE),
-        trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=10),
-        **_webhook_settings(env),
-        chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
-        hot_poll_interval_seconds=env.integer("HOT_POLL_INTERVAL_SECONDS", 2, minimum=1, maximum=3600),
-        settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS", 10, minimum=1, maximum=3600),
-        expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS", 30, minimum=1, maximum=3600),
-        poll_batch_size=env.integer("POLL_BATCH_SIZE", 200, minimum=1, maximum=10000),
-        poll_concurrency=env.integer("POLL_CONCURRENCY", 8, minimum=1, maximum=64),
-        poll_lease_seconds=env.integer("POLL_LEASE_SECONDS", 60, minimum=2, maximum=3600),
-        quote_min_remaining_seconds=env.integer("QUOTE_MIN_REMAINING_SECONDS", 120, minimum=0, maximum=86400),
-        expiry_provider_timeout_seconds=env.integer("EXPIRY_PROVIDER_TIMEOUT_SECONDS", 3, minimum=1, maximum=60),
-        sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", 0, minimum=0, maximum=60000),
-        embedded_jobs=env.boolean("EMBEDDED_JOBS", True),
+        db_max_connections=env.integer("DB_MAX_CONNECTIONS", default.db_max_connections, minimum=1, maximum=1000),
+        db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS",
+                                             default.db_stale_timeout_seconds, minimum=1, maximum=86400),
+        log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), default.log_level, upper=True),
+        rate_limit_write_mode=env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, default.rate_limit_write_mode),
+        rate_limit_read_mode=env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, default.rate_limit_read_mode),
+        rate_limit_public_mode=env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, default.rate_limit_public_mode),
+        rate_limit_write_per_minute=env.integer("RATE_LIMIT_WRITE_PER_MINUTE",
+                                                default.rate_limit_write_per_minute, **_PER_MINUTE),
+        rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE",
+                                               default.rate_limit_read_per_minute, **_PER_MINUTE),
+        rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN",
+                                                         default.rate_limit_public_checkout_per_token, **_PER_MINUTE),
+        rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP",
+                                                      default.rate_limit_public_checkout_per_ip, **_PER_MINUTE),
+        rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP",
+                                                   default.rate_limit_public_reads_per_ip, **_PER_MINUTE),
+        trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", default.trusted_proxy_hops, minimum=0, maximum=10),
+        **_webhook_settings(env, default),
+        chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS",
+                                                default.chain_poll_interval_seconds, minimum=1, maximum=3600),
+        hot_poll_interval_seconds=env.integer("HOT_POLL_INTERVAL_SECONDS",
+                                              default.hot_poll_interval_seconds, minimum=1, maximum=3600),
+        settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS",
+                                                     default.settlement_poll_interval_seconds, minimum=1, maximum=3600),
+        expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS",
+                                                  default.expiry_sweep_interval_seconds, minimum=1, maximum=3600),
+        poll_batch_size=env.integer("POLL_BATCH_SIZE", default.poll_batch_size, minimum=1, maximum=10000),
+        poll_concurrency=env.integer("POLL_CONCURRENCY", default.poll_concurrency, minimum=1, maximum=64),
+        poll_lease_seconds=env.integer("POLL_LEASE_SECONDS", default.poll_lease_seconds, minimum=2, maximum=3600),
+        quote_min_remaining_seconds=env.integer("QUOTE_MIN_REMAINING_SECONDS",
+                                                default.quote_min_remaining_seconds, minimum=0, maximum=86400),
+        expiry_provider_timeout_seconds=env.integer("EXPIRY_PROVIDER_TIMEOUT_SECONDS",
+                                                    default.expiry_provider_timeout_seconds, minimum=1, maximum=60),
+        sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", default.sandbox_latency_ms, minimum=0, maximum=60000),
+        embedded_jobs=env.boolean("EMBEDDED_JOBS", default.embedded_jobs),
     )
 
 
@@ -132,22 +146,22 @@ def _swap_provider(env) -> str:
     database_url = env.text("DATABASE_URL", DEFAULT_DATABASE_URL)
     if env.text("SWAP_PROVIDER") is None and database_url.startswith(("postgres:", "postgresql:")):
         raise ConfigError("SWAP_PROVIDER: must be set (sandbox or oneclick) when DATABASE_URL is PostgreSQL")
-    return env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, "sandbox")
+    return env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, Settings.swap_provider)
 
 
-def _webhook_settings(env) -> dict:
-    timeout = env.integer("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=60)
-    claim = env.integer("WEBHOOK_CLAIM_SECONDS", 60, minimum=2, maximum=3600)
+def _webhook_settings(env, default: Settings) -> dict:
+    timeout = env.integer("WEBHOOK_TIMEOUT_SECONDS", default.webhook_timeout_seconds, minimum=1, maximum=60)
+    claim = env.integer("WEBHOOK_CLAIM_SECONDS", default.webhook_claim_seconds, minimum=2, maximum=3600)
     if claim <= 2 * timeout:
         # A claim shorter than an attempt would let a second worker send the same delivery at once.
         raise ConfigError(f"WEBHOOK_CLAIM_SECONDS: must be more than twice WEBHOOK_TIMEOUT_SECONDS ({timeout}), got {claim}")
     return {
-        "webhook_retry_schedule": env.seconds_list("WEBHOOK_RETRY_SCHEDULE",
-                                                   (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)),
+        "webhook_retry_schedule": env.seconds_list("WEBHOOK_RETRY_SCHEDULE", default.webhook_retry_schedule),
         "webhook_timeout_seconds": timeout,
         "webhook_claim_seconds": claim,
-        "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", 32, minimum=1, maximum=256),
-        "webhook_max_in_flight_per_endpoint": env.integer("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT", 4,
+        "webhook_concurrency": env.integer("WEBHOOK_CONCURRENCY", default.webhook_concurrency, minimum=1, maximum=256),
+        "webhook_max_in_flight_per_endpoint": env.integer("WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT",
+                                                          default.webhook_max_in_flight_per_endpoint,
                                                           minimum=1, maximum=256),
     }
 

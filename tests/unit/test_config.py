@@ -127,3 +127,9 @@ def test_the_readme_states_the_invoice_ttl_range_config_accepts():
     for refused in ("4", str(30 * 86400 + 1)):
         with pytest.raises(ConfigError, match="INVOICE_TTL_SECONDS"):
             load_settings({"INVOICE_TTL_SECONDS": refused})
+
+
+def test_an_empty_environment_gives_the_defaults_written_on_the_fields():
+    """Each default is written once, on its Settings field; loading nothing must give exactly those."""
+    from config import Settings
+    assert load_settings({}) == Settings()
