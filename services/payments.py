@@ -126,13 +126,13 @@ def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.dat
         Invoice.update(provider_status=status.status,
                        provider_ref=pw.fn.COALESCE(Invoice.provider_ref, status.correlation_id)).where(
             (Invoice.id == invoice.id) & learned).execute()
+        current = Invoice.get_by_id(invoice.id)    # read once; each handler passes on what its move returns
         if status.status in DEPOSIT_SEEN:
-            invoice_states.note_deposit(invoice.id, now=now)
-            _record_origin(invoice, status, now=now)
+            if invoice_states.note_deposit(invoice.id, now=now):
+                current.deposit_seen_at = current.updated_at = now
+            _record_origin(current, status, now=now)
         handler = _HANDLERS.get(status.status)
-        if handler is not None:
-            handler(invoice, status, now)
-        return Invoice.get_by_id(invoice.id)
+        return handler(current, status, now) if handler is not None else current
 
 
 def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
@@ -148,65 +148,72 @@ def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
     return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
 
 
-def _confirm_paid(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    current = Invoice.get_by_id(invoice.id)
+def _moved(current: Invoice, moved: Invoice | None) -> Invoice:
+    """What a move returned, or the row as it is when the move did not apply (a concurrent poll won)."""
+    return moved if moved is not None else Invoice.get_by_id(current.id)
+
+
+def _held(current: Invoice, reason: str, detail: str) -> Invoice:
+    hold(current.id, reason, detail=detail)
+    return Invoice.get_by_id(current.id)
+
+
+def _confirm_paid(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
     if current.status not in invoice_states.MOVES["deposit_confirmed"][0]:
-        return
+        return current
     paid_amount = deposit_value(current, status)
     if paid_amount is None:
-        hold(invoice.id, "missing_amount", detail="no USD value and no committed quote to value the deposit")
-        return
+        return _held(current, "missing_amount", "no USD value and no committed quote to value the deposit")
     origin_hash = deposit_hash(current, status)
-    invoice_states.move(invoice.id, "deposit_confirmed", now=now, paid_at=now, paid_amount=paid_amount,
-                        swap_status="processing", transaction_hash=origin_hash)
+    return _moved(current, invoice_states.move(current.id, "deposit_confirmed", now=now, paid_at=now,
+                                               paid_amount=paid_amount, swap_status="processing",
+                                               transaction_hash=origin_hash))
 
 
-def _on_success(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    _confirm_paid(invoice, status, now)          # SUCCESS seen first: paid, then settled
-    current = Invoice.get_by_id(invoice.id)
+def _on_success(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    current = _confirm_paid(current, status, now)          # SUCCESS seen first: paid, then settled
     if current.status != "paid" or current.swap_status != "processing":
-        return
+        return current
     if refunded_excess(status):
         _record_refund(current, status, now=now, suffix="excess")
-        Invoice.update(paid_amount=deposit_value(current, status)).where(Invoice.id == invoice.id).execute()
-        current = Invoice.get_by_id(invoice.id)
+        current.paid_amount = deposit_value(current, status)
+        Invoice.update(paid_amount=current.paid_amount).where(Invoice.id == current.id).execute()
     payout_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
     covered = status.amount_out is not None and status.amount_out >= committed_amount_out(current)
     if not covered or payout_hash is None:
-        hold(invoice.id, "no_payout_hash" if payout_hash is None else "short_delivery",
-             detail=f"delivered={status.amount_out} promised={committed_amount_out(current)}")
-        return
+        return _held(current, "no_payout_hash" if payout_hash is None else "short_delivery",
+                     f"delivered={status.amount_out} promised={committed_amount_out(current)}")
     store = Store.get_by_id(current.store_id)
     _record(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
             token=current.output_asset, amount=status.amount_out, from_wallet=None,
             to_wallet=store.payout_wallet, status="confirmed")
     # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
     received = _cents(status.amount_out)
-    invoice_states.move(invoice.id, "settle", now=now, received_amount=received,
-                        difference_amount=received - current.paid_amount, swap_status=None, settled_at=now,
-                        review_reason=None)
+    return _moved(current, invoice_states.move(current.id, "settle", now=now, received_amount=received,
+                                               difference_amount=received - current.paid_amount, swap_status=None,
+                                               settled_at=now, review_reason=None))
 
 
-def _on_incomplete(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    invoice_states.move(invoice.id, "underpaid", now=now, paid_amount=deposit_value(invoice, status))
+def _on_incomplete(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    return _moved(current, invoice_states.move(current.id, "underpaid", now=now,
+                                               paid_amount=deposit_value(current, status)))
 
 
-def _on_refunded(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    current = Invoice.get_by_id(invoice.id)
+def _on_refunded(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
     refundable = current.status in invoice_states.WATCHED or (
         current.status == "paid" and current.swap_status == "processing")
     if not refundable:
-        return
+        return current
     recorded = _record_refund(current, status, now=now)
     if current.status in REFUND_MOVE_WHEN_CLOSED:
-        if recorded:                              # once: a repeated poll touches nothing
-            invoice_states.move(invoice.id, REFUND_MOVE_WHEN_CLOSED[current.status], now=now)
-    else:
-        invoice_states.move(invoice.id, "refund", now=now, swap_status=None)
+        if not recorded:                          # once: a repeated poll touches nothing
+            return current
+        return _moved(current, invoice_states.move(current.id, REFUND_MOVE_WHEN_CLOSED[current.status], now=now))
+    return _moved(current, invoice_states.move(current.id, "refund", now=now, swap_status=None))
 
 
-def _on_failed(invoice: Invoice, status: DepositStatus, now: dt.datetime) -> None:
-    invoice_states.move(invoice.id, "fail", now=now, swap_status=None)
+def _on_failed(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    return _moved(current, invoice_states.move(current.id, "fail", now=now, swap_status=None))
 
 
 _HANDLERS = {
@@ -237,11 +244,10 @@ def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime,
     return True
 
 
-def _record_origin(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> None:
+def _record_origin(current: Invoice, status: DepositStatus, *, now: dt.datetime) -> None:
     if not status.origin_tx_hashes or status.amount_in is None:
         return
     confirmed = status.status != base.KNOWN_DEPOSIT_TX
-    current = Invoice.get_by_id(invoice.id)
     _record(current, "payment_origin", deposit_hash(current, status), now=now,
             network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
             amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,

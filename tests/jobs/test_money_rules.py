@@ -274,3 +274,20 @@ def test_provider_reads_are_counted_by_phase_and_temperature(runtime, store):
     counted = samples(metrics.render({}))
     assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="hot"}'] == 1
     assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="idle"}'] == 2
+
+
+def test_a_settling_success_reads_the_invoice_row_once(runtime, store):
+    """A SUCCESS is the busiest status: the handlers pass on the invoice `move()` returns instead of
+    reading the row again after each step."""
+    from playhouse.test_utils import count_queries
+    invoice = _processing(store)
+    status = DepositStatus(status=base.SUCCESS, amount_in=Decimal("100.5"), amount_out=Decimal("100"),
+                           origin_tx_hashes=("o",), destination_tx_hashes=("d",))
+    claimed = reload(invoice)
+    with db.connection_context():
+        with count_queries() as counted:
+            settled = payments.apply_deposit_status(claimed, status, now=utcnow())
+    invoice_reads = [q.msg[0] for q in counted.get_queries()
+                     if q.msg[0].startswith("SELECT") and 'FROM "invoice"' in q.msg[0]]
+    assert settled.swap_status is None and settled.received_amount == Decimal("100")
+    assert len(invoice_reads) == 2, invoice_reads     # the row once, and the settle move's own re-read
