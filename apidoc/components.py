@@ -1,5 +1,5 @@
 """The parts of the document shared by every operation: auth, error shapes, headers, webhook headers."""
-from blueprints.errors import STATUS_BY_CODE, TYPE_BY_STATUS
+from services.errors import REFUSALS
 
 RATE_LIMIT_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 WEBHOOK_HEADERS = ("X-Tender-Event-Id", "X-Tender-Event-Type", "X-Tender-Delivery-Id", "X-Tender-Timestamp",
@@ -26,9 +26,8 @@ object, signed: `X-Tender-Signature: v1=<hex HMAC-SHA256(secret, "{X-Tender-Time
 off, dedupe on `X-Tender-Event-Id`, and re-fetch the invoice before acting.
 """
 
-_CODES = {}
-for _code, _status in STATUS_BY_CODE.items():
-    _CODES.setdefault(_status, []).append(f"`{_code}`")
+_CODES = {refusal.status: [f"`{code}`" for code in refusal.codes] for refusal in REFUSALS}
+_ALL_CODES = sorted({code for refusal in REFUSALS for code in refusal.codes})
 ERROR_TEXT = {
     400: "Bad request: " + ", ".join(_CODES[400]) + ".",
     401: "Missing, unknown, revoked or expired API key: `missing_api_key`, `invalid_api_key`.",
@@ -53,8 +52,8 @@ _STANDARD_ERROR = {
     "properties": {"error": {
         "type": "object", "required": ["type", "code", "message", "request_id"],
         "properties": {
-            "type": {"type": "string", "enum": sorted(set(TYPE_BY_STATUS.values()))},
-            "code": {"type": "string", "enum": sorted(STATUS_BY_CODE)},
+            "type": {"type": "string", "enum": sorted({refusal.error_type for refusal in REFUSALS})},
+            "code": {"type": "string", "enum": _ALL_CODES},
             "message": {"type": "string"},
             "request_id": {"type": "string", "pattern": "^req_[0-9a-f]{32}$"},
             "param": {"type": "string", "description": "The field at fault, when there is one."},
@@ -67,7 +66,7 @@ _LEGACY_ERROR = {
     "description": "The legacy shape, kept for older integrations (spec: Errors).",
     "properties": {
         "error": {"type": "string", "description": "The message."},
-        "code": {"type": "string", "enum": sorted(STATUS_BY_CODE)},
+        "code": {"type": "string", "enum": _ALL_CODES},
         "details": {"type": "object", "required": ["request_id"], "properties": {
             "request_id": {"type": "string", "pattern": "^req_[0-9a-f]{32}$"},
             "param": {"type": "string"},

@@ -8,18 +8,18 @@ from flask import g, request
 from blueprints.rate_limits import limit_api_key
 from services import api_keys
 from services.clock import utcnow
-from services.errors import DomainError
+from services.errors import Forbidden, Unauthorized
 
 
 def authenticate_request(*, connect_retry: bool = False):
     header = request.headers.get("Authorization", "")
     if not header.strip():
-        raise DomainError("missing_api_key", "Send your API key as 'Authorization: Bearer sk_live_…'.")
+        raise Unauthorized("missing_api_key", "Send your API key as 'Authorization: Bearer sk_live_…'.")
     scheme, _, token = header.strip().partition(" ")
     key = (api_keys.authenticate(token.strip(), now=utcnow(), connect_retry=connect_retry)
            if scheme.lower() == "bearer" else None)
     if key is None:
-        raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
+        raise Unauthorized("invalid_api_key", "The API key is unknown, revoked or expired.")
     g.api_key, g.store = key, key.store
     limit_api_key(key)
     return key
@@ -35,7 +35,7 @@ def requires_scope(*scopes, first=None, connect_retry=False):
             if first is not None:
                 first(key)
             if not api_keys.granted_scopes(key) & set(scopes):
-                raise DomainError("INSUFFICIENT_SCOPE", f"This API key lacks the scope {scopes[0]}.",
+                raise Forbidden("INSUFFICIENT_SCOPE", f"This API key lacks the scope {scopes[0]}.",
                                   details={"required_scopes": list(scopes)})
             return view(*args, **kwargs)
         wrapper.required_scopes = scopes        # read by apidoc/: the route's security and 401/403

@@ -11,7 +11,7 @@ from flask import Blueprint, Response, request
 
 from blueprints.context import settings
 from services import metrics
-from services.errors import DomainError
+from services.errors import NotFound, Unauthorized, Unavailable
 
 bp = Blueprint("operator", __name__)
 
@@ -21,7 +21,7 @@ def requires_operator(view):
     def wrapper(*args, **kwargs):
         config = settings()
         if not (config.operator_username and config.operator_password):
-            raise DomainError("route_not_found", "No such route.")
+            raise NotFound("route_not_found", "No such route.")
         auth = request.authorization
         ok = (auth is not None and auth.type == "basic"
               and hmac.compare_digest((auth.username or "").encode(), config.operator_username.encode())
@@ -32,7 +32,7 @@ def requires_operator(view):
     return wrapper
 
 
-class OperatorAuthRequired(DomainError):
+class OperatorAuthRequired(Unauthorized):
     def __init__(self):
         super().__init__("invalid_operator_credentials", "Operator pages need the operator's user name and password.")
         self.headers = {"WWW-Authenticate": 'Basic realm="Tender operator", charset="UTF-8"'}
@@ -44,5 +44,5 @@ def get_metrics():
     try:
         text = metrics.render(metrics.queue_depths())
     except (redis_lib.RedisError, OSError):
-        raise DomainError("service_unavailable", "Metrics live in Redis, which is unreachable.") from None
+        raise Unavailable("service_unavailable", "Metrics live in Redis, which is unreachable.") from None
     return Response(text, mimetype="text/plain; version=0.0.4; charset=utf-8")

@@ -9,7 +9,7 @@ from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInv
     QuoteSchema
 from services import buyer_payments, invoices, polling, quotes, sandbox_payments
 from services.clock import utcnow
-from services.errors import DomainError, validation_error
+from services.errors import BadRequest, validation_error
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")
 
@@ -63,8 +63,8 @@ def simulate_public_payment(invoice_id):
     data = load_body(BuyerSimulatedPaymentSchema())
     invoice = invoices.get_public(invoice_id)
     if not invoice.deposit_address:
-        raise DomainError("invoice_not_payable", f"Invoice {invoice.public_id} has no deposit address yet; "
-                          "choose an asset and a refund address first.")
+        raise BadRequest("invoice_not_payable", f"Invoice {invoice.public_id} has no deposit address yet; "
+                         "choose an asset and a refund address first.")
     invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
                                             amount=None, origin_asset=None, refund_to=None)
     polling.request_poll("chain")   # after commit: poll now, not at the next tick

@@ -9,7 +9,7 @@ from flask import g, request
 
 from blueprints.context import settings
 from services import rate_limits
-from services.errors import DomainError
+from services.errors import TooManyRequests
 from services.rate_limits import Bucket
 
 PUBLIC_PREFIX = "/v1/public/"
@@ -33,7 +33,7 @@ def _apply(hits) -> None:
     decision = rate_limits.tightest(rate_limits.hit(bucket, subject) for bucket, subject in hits)
     g.rate_limit = decision
     if decision is not None and decision.refused:
-        raise DomainError("rate_limited", f"Too many requests; retry in {decision.reset_seconds} seconds.")
+        raise TooManyRequests("rate_limited", f"Too many requests; retry in {decision.reset_seconds} seconds.")
 
 
 def limit_api_key(key) -> None:

@@ -14,7 +14,7 @@ from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from services.errors import DomainError
+from services.errors import BadRequest
 
 
 def _refuse_constant(name):
@@ -30,9 +30,9 @@ def json_body() -> dict:
     try:
         data = json.loads(raw, parse_float=Decimal, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        raise DomainError("invalid_json", "The request body is not valid JSON.") from None
+        raise BadRequest("invalid_json", "The request body is not valid JSON.") from None
     if not isinstance(data, dict):
-        raise DomainError("invalid_json", "The request body must be a JSON object.")
+        raise BadRequest("invalid_json", "The request body must be a JSON object.")
     _refuse_unstorable_json(data, "")
     return data
 
@@ -45,7 +45,7 @@ MAX_DRAIN_BYTES = 1024 * 1024
 
 def _refuse_unstorable(param: str, text: str) -> None:
     if _UNSTORABLE.search(text):
-        raise DomainError("validation_error", f"{param}: must not contain NUL bytes or unpaired surrogates",
+        raise BadRequest("validation_error", f"{param}: must not contain NUL bytes or unpaired surrogates",
                           param=param)
 
 
@@ -116,7 +116,7 @@ def load(schema: Schema, data: dict) -> dict:
         return schema.load(data)
     except ValidationError as error:
         param, message = _first_error(error.messages)
-        raise DomainError("validation_error", f"{param}: {message}", param=param) from None
+        raise BadRequest("validation_error", f"{param}: {message}", param=param) from None
 
 
 def _first_error(messages) -> tuple[str, str]:

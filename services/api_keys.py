@@ -8,7 +8,7 @@ import secrets
 import time
 
 from models.stores import ApiKey, Store
-from services.errors import DomainError
+from services.errors import BadRequest, NotFound
 from services.ids import new_public_id
 from services.platforms import PLATFORMS, platform_scopes
 
@@ -46,11 +46,11 @@ def mask(raw_key: str) -> str:
 def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tuple[ApiKey, str]:
     """Create a key and return it with the raw secret, which is never stored or shown again."""
     if kind not in KINDS:
-        raise DomainError("validation_error", f"kind: must be one of {', '.join(KINDS)}", param="kind")
+        raise BadRequest("validation_error", f"kind: must be one of {', '.join(KINDS)}", param="kind")
     scopes = tuple(scopes) if scopes else default_scopes(kind)
     unknown = sorted(set(scopes) - KNOWN_SCOPES)
     if unknown:
-        raise DomainError("validation_error", f"scopes: unknown scope {unknown[0]!r}", param="scopes")
+        raise BadRequest("validation_error", f"scopes: unknown scope {unknown[0]!r}", param="scopes")
     raw = KEY_PREFIX + secrets.token_hex(20)
     key = ApiKey.create(
         id=new_public_id("key_"),
@@ -133,7 +133,7 @@ def revoke(key_id: str, *, now: dt.datetime) -> bool:
     forget_cached_keys()
     updated = ApiKey.update(revoked_at=now).where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null()).execute()
     if not updated and not ApiKey.select().where(ApiKey.id == key_id).exists():
-        raise DomainError("api_key_not_found", f"No API key {key_id!r}.")
+        raise NotFound("api_key_not_found", f"No API key {key_id!r}.")
     return bool(updated)
 
 

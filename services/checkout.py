@@ -19,7 +19,7 @@ from models.invoices import Invoice
 from models.payment_links import PaymentLink
 from models.stores import Store
 from services import ids, invoice_states, locks, payment_links, quotes
-from services.errors import DomainError
+from services.errors import Forbidden
 
 OPEN = invoice_states.OPEN
 
@@ -67,11 +67,11 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
 
 def _ensure_open(link: PaymentLink, store: Store) -> None:
     if link.status == "completed":
-        raise DomainError("payment_link_already_paid", "This single-use payment link has already been paid.")
+        raise Forbidden("payment_link_already_paid", "This single-use payment link has already been paid.")
     if link.status != "active":
-        raise DomainError("payment_link_unavailable", "This payment link is not accepting payments.")
+        raise Forbidden("payment_link_unavailable", "This payment link is not accepting payments.")
     if not store.payout_wallet:
-        raise DomainError("payment_link_unavailable", "This store cannot accept payments yet.")
+        raise Forbidden("payment_link_unavailable", "This store cannot accept payments yet.")
 
 
 def _open_invoice(link: PaymentLink, *, now: dt.datetime) -> Invoice | None:

@@ -26,7 +26,7 @@ from models.payment_links import IdempotencyKey
 from models.stores import Store
 from services import ids
 from services.locks import write_transaction
-from services.errors import DomainError
+from services.errors import BadRequest, Conflict
 
 RETENTION = dt.timedelta(hours=24)
 # A claim still `in_progress` after this long belongs to a request that died (crash, deploy, lost
@@ -45,7 +45,7 @@ class Outcome:
 
 def check_key(key: str) -> str:
     if not _KEY_PATTERN.match(key):
-        raise DomainError("validation_error", "Idempotency-Key: must be 1 to 255 printable ASCII characters",
+        raise BadRequest("validation_error", "Idempotency-Key: must be 1 to 255 printable ASCII characters",
                           param="Idempotency-Key")
     return key
 
@@ -119,8 +119,8 @@ def _claim(store: Store, key: str, request_fingerprint: str, *, scope: str, now:
                                           & (IdempotencyKey.expires_at <= now)).execute()
             continue
         if existing.fingerprint != request_fingerprint:
-            raise DomainError("idempotency_key_reused", "This Idempotency-Key was used with a different "
-                              "request in the last 24 hours; use a new key for a new request.",
+            raise BadRequest("idempotency_key_reused", "This Idempotency-Key was used with a different "
+                             "request in the last 24 hours; use a new key for a new request.",
                               param="Idempotency-Key")
         if existing.status == "complete":
             return Outcome(existing.response_status, json.loads(existing.response_body), replayed=True)
@@ -131,9 +131,9 @@ def _claim(store: Store, key: str, request_fingerprint: str, *, scope: str, now:
             if taken:
                 return IdempotencyKey.get_by_id(existing.id)
             continue
-        raise DomainError("idempotency_key_in_use", "A request with this Idempotency-Key is still being "
-                          "processed; retry after it finishes to get its response.", param="Idempotency-Key")
-    raise DomainError("idempotency_key_in_use", "This Idempotency-Key is busy; retry shortly.",
+        raise Conflict("idempotency_key_in_use", "A request with this Idempotency-Key is still being "
+                       "processed; retry after it finishes to get its response.", param="Idempotency-Key")
+    raise Conflict("idempotency_key_in_use", "This Idempotency-Key is busy; retry shortly.",
                       param="Idempotency-Key")
 
 

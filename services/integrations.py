@@ -15,7 +15,7 @@ from models.integrations import Integration
 from models.stores import ApiKey, Store
 from models.webhooks import WebhookEndpoint
 from services import api_keys, ids
-from services.errors import DomainError, NotFound, validation_error
+from services.errors import Conflict, NotFound, Unauthorized, validation_error
 from services.locks import lock_row, write_transaction
 from services.webhook_urls import MAX_URL_LENGTH, check_target_url
 from services.webhooks import ROTATION_OVERLAP
@@ -78,10 +78,10 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
         retried = key.kind == "bootstrap" and not _consume(key, site_url, now=now)
         active = _active(store.id, platform)
         if active is not None and active.site_url != site_url:
-            raise DomainError("INTEGRATION_SITE_CONFLICT",
-                              f"This store is connected to another site ({active.site_url}); disconnect it first.",
+            raise Conflict("INTEGRATION_SITE_CONFLICT",
+                           f"This store is connected to another site ({active.site_url}); disconnect it first.",
                               details={"site_url": active.site_url,
-                                       "integration_public_id": active.public_id})
+                           "integration_public_id": active.public_id})
         key_row, raw_key = api_keys.issue_key(store, kind="integration", now=now,
                                               scopes=api_keys.default_scopes("integration", platform))
         existing = active or Integration.get_or_none(
@@ -104,7 +104,7 @@ def _consume(key: ApiKey, site_url: str, *, now: dt.datetime) -> bool:
         return True
     spent = ApiKey.get_by_id(key.id)
     if spent.consumed_for != site_url or not api_keys.in_connect_retry_window(spent, now=now):
-        raise DomainError("invalid_api_key", "The API key is unknown, revoked or expired.")
+        raise Unauthorized("invalid_api_key", "The API key is unknown, revoked or expired.")
     return False
 
 

@@ -9,7 +9,7 @@ from models.stores import ApiKey, Store
 from providers.base import PENDING_DEPOSIT, ProviderError
 from services import ids, integrations, invoice_states, outbox, payments
 from services.locks import lock_row, write_transaction
-from services.errors import DomainError, NotFound, Unavailable, validation_error
+from services.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, Unavailable, validation_error
 from services.pagination import Page, PageRequest, paginate
 from services.webhook_urls import check_target_url
 
@@ -21,21 +21,21 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
                    supported_currencies: tuple[str, ...], allow_private_callbacks: bool = False) -> Invoice:
     """Validate what only the domain can (store, key kind, currency) and persist a `pending` invoice."""
     if data.get("store_id") is not None and data["store_id"] != str(store.id):
-        raise DomainError("store_mismatch", "store_id does not match the API key's store.", param="store_id")
+        raise Forbidden("store_mismatch", "store_id does not match the API key's store.", param="store_id")
     if data["currency"] not in supported_currencies:
         raise validation_error("currency", f"must be one of {', '.join(supported_currencies)}")
     if key.kind == "integration":
         if not data.get("external_order_id"):
             raise validation_error("external_order_id", "is required for integration keys")
         if data.get("callback_url"):
-            raise DomainError("integration_key_forbidden",
-                              "callback_url is for standard keys; integrations receive webhooks.",
+            raise Forbidden("integration_key_forbidden",
+                            "callback_url is for standard keys; integrations receive webhooks.",
                               param="callback_url")
     if data.get("callback_url"):
         _check_callback_url(data["callback_url"], allow_private=allow_private_callbacks)
     if not store.payout_wallet:
-        raise DomainError("payout_wallet_not_configured",
-                          "The store has no payout wallet; set one before creating invoices.")
+        raise BadRequest("payout_wallet_not_configured",
+                         "The store has no payout wallet; set one before creating invoices.")
     fields = dict(
         id=ids.new_uuid(),
         public_id=ids.new_public_id("inv_"),
@@ -63,7 +63,7 @@ def _check_callback_url(url: str, *, allow_private: bool) -> None:
     try:
         check_target_url(url, allow_private=allow_private, param="callback_url")
     except DomainError as refused:
-        raise DomainError("validation_error", refused.message, param="callback_url") from None
+        raise BadRequest("validation_error", refused.message, param="callback_url") from None
 
 
 ORDER_BLOCKING = invoice_states.OPEN + ("paid",)
@@ -83,11 +83,11 @@ def _create_for_installation(integration: Integration, fields: dict, *, now: dt.
                            & Invoice.status.in_(ORDER_BLOCKING))
                     .order_by(Invoice.created_at.desc()).first())
         if existing is not None:
-            raise DomainError("EXTERNAL_ORDER_INTEGRATION_CONFLICT",
-                              f"Order {fields['external_order_id']!r} already has invoice {existing.public_id} "
-                              f"({existing.status}).",
+            raise Conflict("EXTERNAL_ORDER_INTEGRATION_CONFLICT",
+                           f"Order {fields['external_order_id']!r} already has invoice {existing.public_id} "
+                           f"({existing.status}).",
                               details={"invoice_id": existing.public_id, "status": existing.status,
-                                       "external_order_id": fields["external_order_id"]})
+                           "external_order_id": fields["external_order_id"]})
         return invoice_states.create(now=now, integration_id=integration.id, **fields)
 
 
@@ -137,13 +137,7 @@ def filtered(query, store: Store, filters: dict):
 def ensure_key_may_cancel(key: ApiKey) -> None:
     """Integration keys never cancel: the storefront must not undo what the buyer sees."""
     if key.kind == "integration":
-        raise DomainError("integration_key_forbidden", "Integration keys cannot cancel invoices.")
-
-
-class DepositKnown(DomainError):
-    """The provider knows a deposit to this invoice's address: the buyer's money is in flight."""
-
-    status = 409
+        raise Forbidden("integration_key_forbidden", "Integration keys cannot cancel invoices.")
 
 
 def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, timeout_seconds: int = 3) -> Invoice:
@@ -154,9 +148,9 @@ def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, ti
         _rule_out_deposit(invoice, provider, now=now, timeout_seconds=timeout_seconds)
     moved = invoice_states.move(invoice.id, "cancel", now=now, guard=Invoice.deposit_seen_at.is_null())
     if moved is None:
-        raise DomainError("invoice_not_cancellable",
-                          f"Invoice {invoice.public_id} is {invoice.status}; only open invoices with no "
-                          "deposit seen can be cancelled.")
+        raise BadRequest("invoice_not_cancellable",
+                         f"Invoice {invoice.public_id} is {invoice.status}; only open invoices with no "
+                         "deposit seen can be cancelled.")
     return moved
 
 
@@ -168,6 +162,6 @@ def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_s
                           f"made ({error}); retry the cancel shortly.") from None
     if status.status != PENDING_DEPOSIT:
         payments.apply_deposit_status(invoice, status, now=now)     # record what the provider knows
-        raise DepositKnown("invoice_not_cancellable",
-                           f"Invoice {invoice.public_id} has a deposit the provider already knows; it can no "
-                           "longer be cancelled.")
+        raise Conflict("invoice_not_cancellable",
+                       f"Invoice {invoice.public_id} has a deposit the provider already knows; it can no "
+                       "longer be cancelled.")

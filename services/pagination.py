@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import peewee as pw
 
 from services import ids
-from services.errors import DomainError
+from services.errors import BadRequest
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,11 @@ def resolve_cursor(model, cursor: str | None, *, prefix: str, scope, param: str)
     if cursor is None:
         return None
     if not ids.is_public_id(cursor, prefix):
-        raise DomainError("invalid_cursor", f"{param}: must be an id starting with {prefix}", param=param)
+        raise BadRequest("invalid_cursor", f"{param}: must be an id starting with {prefix}", param=param)
     row = (model.select(model.created_at, model.id)
            .where((model.public_id == cursor) & scope).first())
     if row is None:
-        raise DomainError("invalid_cursor", f"{param}: no such object in this store", param=param)
+        raise BadRequest("invalid_cursor", f"{param}: no such object in this store", param=param)
     # As the columns store them: inside a row-value comparison peewee does not convert the
     # values, and sqlite3 cannot bind a UUID object.
     return model.created_at.db_value(row.created_at), model.id.db_value(row.id)

@@ -13,7 +13,7 @@ from models.payment_links import PaymentLink
 from models.stores import Store
 from models.transactions import Transaction
 from services import ids
-from services.errors import DomainError, NotFound, validation_error
+from services.errors import BadRequest, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
 
 FIXED = "fixed_amount"
@@ -109,12 +109,12 @@ def update_link(link: PaymentLink, changes: dict, *, now: dt.datetime) -> Paymen
     if link.checkout_started_at is not None:
         changed = [name for name in PRICING_FIELDS if pricing[name] != current[name]]
         if changed:
-            raise DomainError("pricing_locked", "A checkout has started on this link, so its pricing "
-                              "can no longer change; create a new link instead.", param=changed[0])
+            raise BadRequest("pricing_locked", "A checkout has started on this link, so its pricing "
+                             "can no longer change; create a new link instead.", param=changed[0])
     if (link.status == "completed" and "allow_multiple_payments" in changes
             and changes["allow_multiple_payments"] != link.allow_multiple_payments):
-        raise DomainError("activation_refused", "This single-use link has been paid and stays completed; "
-                          "create a new link instead.", param="allow_multiple_payments")
+        raise BadRequest("activation_refused", "This single-use link has been paid and stays completed; "
+                         "create a new link instead.", param="allow_multiple_payments")
     fields = {**pricing, **{name: changes[name] for name in ("title", "allow_multiple_payments", "public_visible")
                             if name in changes}}
     # Only the checkout's lock-holder may change pricing once a checkout starts: the condition on
@@ -123,8 +123,8 @@ def update_link(link: PaymentLink, changes: dict, *, now: dt.datetime) -> Paymen
     if any(pricing[name] != current[name] for name in PRICING_FIELDS):
         condition &= PaymentLink.checkout_started_at.is_null()
     if PaymentLink.update(updated_at=now, **fields).where(condition).execute() == 0:
-        raise DomainError("pricing_locked", "A checkout started on this link meanwhile, so its pricing "
-                          "can no longer change.")
+        raise BadRequest("pricing_locked", "A checkout started on this link meanwhile, so its pricing "
+                         "can no longer change.")
     return PaymentLink.get_by_id(link.id)
 
 
@@ -133,8 +133,8 @@ def activate(link: PaymentLink, *, now: dt.datetime) -> PaymentLink:
         (PaymentLink.id == link.id) & (PaymentLink.status == "inactive")).execute()
     link = PaymentLink.get_by_id(link.id)
     if link.status == "completed":
-        raise DomainError("activation_refused", "This single-use link has been paid; it cannot be "
-                          "activated again. Create a new link instead.")
+        raise BadRequest("activation_refused", "This single-use link has been paid; it cannot be "
+                         "activated again. Create a new link instead.")
     return link
 
 
@@ -186,7 +186,7 @@ def check_checkout_amount(link: PaymentLink, amount: Decimal | None) -> Decimal:
         raise validation_error("amount", "is required: this link lets the buyer choose the amount")
     low, high = link.min_amount, link.max_amount
     if (low is not None and amount < low) or (high is not None and amount > high):
-        raise DomainError("amount_out_of_range", f"amount must be {_range_text(low, high)}.", param="amount",
+        raise BadRequest("amount_out_of_range", f"amount must be {_range_text(low, high)}.", param="amount",
                           details={"min_amount": _text(low), "max_amount": _text(high)})
     return amount
 

@@ -13,7 +13,7 @@ from models.invoices import Invoice
 from models.stores import Store
 from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
 from services import invoice_states
-from services.errors import DomainError, Unavailable
+from services.errors import BadRequest, Unavailable
 
 log = logging.getLogger("tender.quotes")
 NATIVE_NETWORKS = {"xlm": "stellar", "trx": "tron", "bnb": "bsc", "ada": "cardano"}
@@ -44,15 +44,15 @@ def find_asset(provider, code) -> Asset:
         for asset in supported_assets(provider):
             if asset.code == code:
                 return asset
-    raise DomainError("unsupported_asset", f"origin_asset {code!r} is not accepted; "
-                      "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
+    raise BadRequest("unsupported_asset", f"origin_asset {code!r} is not accepted; "
+                     "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
 
 
 def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
     if not invoice_states.can_quote(invoice) or now >= invoice.expires_at:
-        raise DomainError("invoice_not_payable",
-                          f"Invoice {invoice.public_id} is {invoice.status}"
-                          f"{' and past its expiry' if now >= invoice.expires_at else ''}; it takes no new quote.")
+        raise BadRequest("invoice_not_payable",
+                         f"Invoice {invoice.public_id} is {invoice.status}"
+                         f"{' and past its expiry' if now >= invoice.expires_at else ''}; it takes no new quote.")
 
 
 def _ask(provider, request: QuoteRequest) -> Quote:
@@ -61,7 +61,7 @@ def _ask(provider, request: QuoteRequest) -> Quote:
     except ProviderUnavailable:
         raise checkout_unavailable() from None
     except ProviderRejected as error:
-        raise DomainError("validation_error", f"refund_to: the swap provider refused the quote ({error})",
+        raise BadRequest("validation_error", f"refund_to: the swap provider refused the quote ({error})",
                           param="refund_to") from None
 
 
@@ -118,12 +118,12 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
     _ensure_payable(invoice, now)
     needed = time_needed_to_pay(invoice, min_remaining_seconds)
     if invoice.expires_at - now < needed:
-        raise DomainError("invoice_expiring",
-                          f"Invoice {invoice.public_id} expires in less than {int(needed.total_seconds())} s; "
-                          "too late to take a deposit address. Ask the merchant for a new invoice.")
+        raise BadRequest("invoice_expiring",
+                         f"Invoice {invoice.public_id} expires in less than {int(needed.total_seconds())} s; "
+                         "too late to take a deposit address. Ask the merchant for a new invoice.")
     store = Store.get_by_id(invoice.store_id)
     if not store.payout_wallet:
-        raise DomainError("payout_wallet_not_configured", "The store has no payout wallet.")
+        raise BadRequest("payout_wallet_not_configured", "The store has no payout wallet.")
     quote = _ask(provider, QuoteRequest(
         origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
         recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,

@@ -11,7 +11,7 @@ from decimal import Decimal
 from models.invoices import Invoice
 from providers.sandbox import sandbox_refund_address
 from services import invoice_states, quotes
-from services.errors import DomainError
+from services.errors import BadRequest
 
 DEFAULT_ORIGIN_ASSET = "usdc.eth"
 
@@ -20,8 +20,8 @@ def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount:
                      origin_asset: str | None, refund_to: str | None, now: dt.datetime) -> Invoice:
     if not invoice.deposit_address:
         if not invoice_states.can_quote(invoice):
-            raise DomainError("invoice_not_payable",
-                              f"Invoice {invoice.public_id} is {invoice.status} and has no deposit address.")
+            raise BadRequest("invoice_not_payable",
+                             f"Invoice {invoice.public_id} is {invoice.status} and has no deposit address.")
         origin_asset = origin_asset or DEFAULT_ORIGIN_ASSET
         quotes.find_asset(provider, origin_asset)
         invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset,

@@ -7,17 +7,17 @@ import secrets
 from models.stores import Store
 from services import api_keys, ids
 from services.display_text import spoofing_problem
-from services.errors import DomainError, NotFound
+from services.errors import BadRequest, NotFound
 
 
 def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
                  output_asset: str = "usdc.near") -> Store:
     name = (name or "").strip()
     if not 1 <= len(name) <= 200:
-        raise DomainError("validation_error", "name: must be 1 to 200 characters", param="name")
+        raise BadRequest("validation_error", "name: must be 1 to 200 characters", param="name")
     problem = spoofing_problem(name)
     if problem:
-        raise DomainError("validation_error", f"name: {problem}", param="name")
+        raise BadRequest("validation_error", f"name: {problem}", param="name")
     return Store.create(
         id=ids.new_uuid(), name=name, payout_wallet=payout_wallet or None, output_asset=output_asset,
         callback_secret=secrets.token_hex(32), created_at=now, updated_at=now,
@@ -35,7 +35,7 @@ def get_store(store_id) -> Store:
 def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
     wallet = (wallet or "").strip()
     if not 1 <= len(wallet) <= 256:
-        raise DomainError("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
+        raise BadRequest("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
     Store.update(payout_wallet=wallet, updated_at=now).where(Store.id == store.id).execute()
     api_keys.forget_cached_keys()          # keys carry their store: this process sees the wallet at once
     return Store.get_by_id(store.id)

@@ -19,7 +19,7 @@ from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
 from services import ids
-from services.errors import DomainError
+from services.errors import BadRequest
 from services.events import EVENT_TYPES
 from services.webhooks import check_events
 
@@ -57,20 +57,20 @@ def replay(endpoint: WebhookEndpoint, data: dict, *, now: dt.datetime) -> Replay
     """Create the deliveries, at most MAX_EVENTS, in batched inserts inside one transaction (all or
     none). The caller nudges the delivery worker after the commit."""
     if not endpoint.enabled:
-        raise DomainError("validation_error", "The endpoint is disabled; enable it before replaying.",
+        raise BadRequest("validation_error", "The endpoint is disabled; enable it before replaying.",
                           param="id")
     since, until = data["since"], data.get("until") or now
     if until <= since:
-        raise DomainError("validation_error", "until: must be after since", param="until")
+        raise BadRequest("validation_error", "until: must be after since", param="until")
     types = check_events(data["types"]) if data.get("types") else None
     if types == ["*"]:
         types = None
     event_ids = [row[0] for row in _matching_events(endpoint, since, until, types)
                  .order_by(Event.created_at, Event.id).limit(MAX_EVENTS + 1).tuples()]
     if len(event_ids) > MAX_EVENTS:
-        raise DomainError("validation_error",
-                          f"More than {MAX_EVENTS} events match; replay at most {MAX_EVENTS} a call: narrow "
-                          "since/until (or types) and replay the rest in further calls.", param="until")
+        raise BadRequest("validation_error",
+                         f"More than {MAX_EVENTS} events match; replay at most {MAX_EVENTS} a call: narrow "
+                         "since/until (or types) and replay the rest in further calls.", param="until")
     result = Replay(ids.new_public_id("whr_"), endpoint.public_id, since, until, types or ["*"], len(event_ids), now)
     with db.atomic():
         for start in range(0, len(event_ids), INSERT_BATCH):

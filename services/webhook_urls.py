@@ -17,7 +17,7 @@ from urllib3.exceptions import NewConnectionError
 from urllib3.util import connection as urllib3_connection
 
 from services import deadlines
-from services.errors import DomainError
+from services.errors import Unprocessable
 
 MAX_URL_LENGTH = 2048
 RESOLVE_SECONDS = 2.0      # name resolution on a request path (a web thread waits for it)
@@ -74,7 +74,7 @@ def check_target_url(url: str, *, allow_private: bool, param: str = "url") -> st
     A host name that does not resolve right now is accepted (it may be set up later); the
     delivery-time check refuses it if it then points somewhere private."""
     def refuse(reason):
-        return DomainError("invalid_webhook_url", f"{param}: {reason}", param=param)
+        return Unprocessable("invalid_webhook_url", f"{param}: {reason}", param=param)
 
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH or any(ord(c) <= 32 for c in url):
         raise refuse(f"must be a URL of at most {MAX_URL_LENGTH} characters without spaces")

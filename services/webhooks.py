@@ -14,7 +14,7 @@ from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import idempotency, ids
-from services.errors import DomainError, NotFound
+from services.errors import BadRequest, Conflict, NotFound, Unprocessable
 from services.events import EVENT_TYPES
 from services.pagination import Page, PageRequest, paginate
 from services.locks import lock_row, write_transaction
@@ -33,15 +33,15 @@ def new_secret() -> str:
 def check_events(kinds) -> list[str]:
     """The subscription list: known kinds, or exactly ["*"]; duplicates dropped, order kept."""
     if not kinds:
-        raise DomainError("validation_error", "events: must list at least one event kind", param="events")
+        raise BadRequest("validation_error", "events: must list at least one event kind", param="events")
     for kind in kinds:
         if kind != "*" and kind not in EVENT_TYPES:
-            raise DomainError("unknown_event_type",
-                              f"events: unknown event kind {kind!r}; known: *, {', '.join(EVENT_TYPES)}",
+            raise Unprocessable("unknown_event_type",
+                                f"events: unknown event kind {kind!r}; known: *, {', '.join(EVENT_TYPES)}",
                               param="events")
     kinds = list(dict.fromkeys(kinds))
     if "*" in kinds and len(kinds) > 1:
-        raise DomainError("validation_error", "events: \"*\" already means every kind; send it alone",
+        raise BadRequest("validation_error", "events: \"*\" already means every kind; send it alone",
                           param="events")
     return kinds
 
@@ -58,8 +58,8 @@ def create_endpoint(store: Store, data: dict, *, now: dt.datetime, allow_private
         count = (WebhookEndpoint.select().where((WebhookEndpoint.store == store.id)
                                                 & WebhookEndpoint.id.not_in(installations)).count())
         if count >= MAX_ENDPOINTS_PER_STORE:
-            raise DomainError("webhook_endpoint_limit",
-                              f"A store has at most {MAX_ENDPOINTS_PER_STORE} webhook endpoints; delete one first.")
+            raise Unprocessable("webhook_endpoint_limit",
+                                f"A store has at most {MAX_ENDPOINTS_PER_STORE} webhook endpoints; delete one first.")
         endpoint = WebhookEndpoint.create(
             id=ids.new_uuid(), public_id=ids.new_public_id("wh_"), store=store.id, name=data.get("name"),
             url=url, events=kinds, secret=secret, enabled=data.get("enabled", True),
@@ -89,9 +89,9 @@ def refuse_if_managed(endpoint: WebhookEndpoint) -> None:
     integration = Integration.get_or_none((Integration.webhook_endpoint == endpoint.id)
                                           & (Integration.status == "active"))
     if integration is not None:
-        raise DomainError("validation_error",
-                          f"This endpoint belongs to the {integration.platform} installation {integration.public_id}: "
-                          "reconnect from the plugin to change it or its secret, disconnect to stop it.",
+        raise BadRequest("validation_error",
+                         f"This endpoint belongs to the {integration.platform} installation {integration.public_id}: "
+                         "reconnect from the plugin to change it or its secret, disconnect to stop it.",
                           param="id")
 
 
@@ -145,8 +145,8 @@ def reissue_secret(store: Store, shown: dict, shown_digest: str, *, now: dt.date
     if (idempotency.secret_digest(endpoint.secret) != shown_digest
             or not WebhookEndpoint.update(secret=secret, updated_at=now)
             .where((WebhookEndpoint.id == endpoint.id) & (WebhookEndpoint.secret == endpoint.secret)).execute()):
-        raise DomainError("idempotency_key_in_use", "The secret this request issued has been replaced since; "
-                          "rotate the endpoint's secret to get a new one.", param="Idempotency-Key")
+        raise Conflict("idempotency_key_in_use", "The secret this request issued has been replaced since; "
+                       "rotate the endpoint's secret to get a new one.", param="Idempotency-Key")
     return secret
 
 
@@ -186,7 +186,7 @@ def redeliver(store: Store, delivery: WebhookDelivery, *, now: dt.datetime) -> W
     """Make the delivery due now. One attempt is added; if it fails, the retry schedule goes on
     from the attempt count. A delivery a worker holds right now is left to that attempt."""
     if delivery.endpoint_id is not None and not WebhookEndpoint.get_by_id(delivery.endpoint_id).enabled:
-        raise DomainError("validation_error", "The endpoint is disabled; enable it before redelivering.",
+        raise BadRequest("validation_error", "The endpoint is disabled; enable it before redelivering.",
                           param="endpoint")
     (WebhookDelivery.update(status="pending", next_attempt_at=now, updated_at=now)
      .where((WebhookDelivery.id == delivery.id) & WebhookDelivery.claim_token.is_null()).execute())
