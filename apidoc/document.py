@@ -17,7 +17,7 @@ from apidoc import components
 from apidoc.operations import CURSOR_PREFIXES, OPERATIONS, PATH_PARAMETERS, Items, Page
 from schemas.fields import AmountString, HttpUrl, Metadata, PublicId, UtcDateTime, UuidString
 from schemas.webhooks import EventSchema
-from services.events import API_VERSION, EVENT_TYPES
+from models.events import API_VERSION, EVENT_TYPES
 
 PUBLIC_PREFIX = "/v1/public/"
 IGNORED_METHODS = {"HEAD", "OPTIONS"}

@@ -5,6 +5,13 @@ from models.fields import JSONTextField
 from models.invoices import Invoice
 from models.stores import Store
 
+# What the API says it is, and the kinds of event it sends (docs/webhooks.md).
+API_VERSION = "1.0.0"
+EVENT_TYPES = (
+    "invoice.created", "invoice.awaiting_payment", "invoice.paid", "invoice.settled",
+    "invoice.underpaid", "invoice.expired", "invoice.failed", "invoice.refunded", "invoice.cancelled",
+)
+
 
 class Event(BaseModel):
     """An outbox row: written in the same transaction as the state change it reports."""

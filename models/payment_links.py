@@ -4,6 +4,11 @@ from models.base import BaseModel
 from models.fields import AmountField
 from models.stores import Store
 
+FIXED = "fixed_amount"
+CUSTOMER_DEFINED = "customer_defined_amount"
+AMOUNT_MODES = (FIXED, CUSTOMER_DEFINED)
+STATUSES = ("active", "inactive", "completed")
+
 
 class PaymentLink(BaseModel):
     """A reusable or single-use link. Merchants address it by `public_id` (plink_…), buyers by
@@ -27,6 +32,10 @@ class PaymentLink(BaseModel):
     completed_at = pw.DateTimeField(null=True)
     created_at = pw.DateTimeField()
     updated_at = pw.DateTimeField()
+
+    @property
+    def usage(self) -> str:
+        return "reusable" if self.allow_multiple_payments else "single_use"
 
 
 class IdempotencyKey(BaseModel):

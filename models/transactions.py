@@ -5,6 +5,9 @@ from models.fields import AmountField
 from models.invoices import Invoice
 from models.stores import Store
 
+TYPES = ("payment_origin", "settlement", "refund")
+STATUSES = ("pending", "confirmed", "failed")
+
 
 class Transaction(BaseModel):
     id = pw.UUIDField(primary_key=True)

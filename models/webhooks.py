@@ -7,6 +7,8 @@ from models.stores import Store
 
 MAX_EXCERPT_BYTES = 1024
 
+DELIVERY_STATUSES = ("pending", "succeeded", "failed")
+
 
 class WebhookEndpoint(BaseModel):
     id = pw.UUIDField(primary_key=True)

@@ -6,7 +6,9 @@ from marshmallow import RAISE, Schema, fields, post_dump, validate
 
 from schemas.fields import StrictString
 from services import clock, urls
-from services.integrations import PAYOUT_WARNING
+
+PAYOUT_WARNING = ("The store has no payout wallet yet: invoices cannot be created until an operator "
+                  "sets one.")
 
 _VERSION = dict(load_default=None, validate=validate.Length(min=1, max=64))
 

@@ -5,7 +5,7 @@ from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, StrictString, UtcDateTime
 from services import urls
 from services.display_text import spoofing_problem
-from services.payment_links import AMOUNT_MODES, STATUSES, usage
+from models.payment_links import AMOUNT_MODES, STATUSES
 
 _CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")
@@ -81,7 +81,7 @@ class PaymentLinkSchema(Schema):
     currency = fields.String()
     allow_multiple_payments = fields.Boolean()
     public_visible = fields.Boolean()
-    usage = fields.Function(usage)
+    usage = fields.Function(lambda link: link.usage)
     status = fields.String()
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
@@ -98,7 +98,7 @@ class PaymentLinkPublicSchema(Schema):
     min_amount = AmountString(allow_none=True)
     max_amount = AmountString(allow_none=True)
     currency = fields.String()
-    usage = fields.Function(usage)
+    usage = fields.Function(lambda link: link.usage)
     status = fields.String()
     store_name = fields.Function(lambda link: link.store.name)
     # A store has one name; the merchant's display name is that name until stores get a separate one.

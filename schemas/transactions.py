@@ -2,7 +2,7 @@ from marshmallow import Schema, fields, validate
 
 from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, PublicId, UtcDateTime, UuidString
-from services.transactions import STATUSES, TYPES
+from models.transactions import STATUSES, TYPES
 
 
 class TransactionListQuerySchema(ListQuerySchema):

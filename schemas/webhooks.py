@@ -4,8 +4,8 @@ from marshmallow import RAISE, Schema, fields, validate
 from schemas.common import ListQuerySchema
 from schemas.fields import StrictString, UtcDateTime
 from schemas.invoices import InvoiceSchema
-from services.events import EVENT_TYPES
-from services.webhooks import DELIVERY_STATUSES
+from models.events import EVENT_TYPES
+from models.webhooks import DELIVERY_STATUSES
 
 # URL and event kinds load as plain strings: their rules (and the error codes invalid_webhook_url,
 # unknown_event_type) belong to services/webhooks.py, shared by create and update.

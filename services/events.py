@@ -4,16 +4,11 @@ from __future__ import annotations
 import datetime as dt
 
 from models import inserts
-from models.events import Event
+from models.events import API_VERSION, EVENT_TYPES, Event
 from models.invoices import Invoice
 from schemas.invoices import InvoiceSchema
 from services import clock, ids, outbox
 
-API_VERSION = "1.0.0"
-EVENT_TYPES = (
-    "invoice.created", "invoice.awaiting_payment", "invoice.paid", "invoice.settled",
-    "invoice.underpaid", "invoice.expired", "invoice.failed", "invoice.refunded", "invoice.cancelled",
-)
 _invoice_schema = InvoiceSchema()
 # False under the sandbox: a simulated payment must never pass for live money (docs/webhooks.md).
 _mode = {"livemode": False}

@@ -21,8 +21,6 @@ from services.webhook_urls import MAX_URL_LENGTH, check_target_url
 from services.webhooks import ROTATION_OVERLAP
 
 ACTIVE, DISCONNECTED, NOT_CONNECTED = "ACTIVE", "DISCONNECTED", "NOT_CONNECTED"
-PAYOUT_WARNING = ("The store has no payout wallet yet: invoices cannot be created until an operator "
-                  "sets one.")
 
 
 @dataclass

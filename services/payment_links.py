@@ -9,22 +9,14 @@ import datetime as dt
 from decimal import Decimal
 
 from models.invoices import Invoice
-from models.payment_links import PaymentLink
+from models.payment_links import AMOUNT_MODES, CUSTOMER_DEFINED, FIXED, PaymentLink
 from models.stores import Store
 from models.transactions import Transaction
 from services import ids
 from services.errors import BadRequest, NotFound, validation_error
 from services.pagination import Page, PageRequest, paginate
 
-FIXED = "fixed_amount"
-CUSTOMER_DEFINED = "customer_defined_amount"
-AMOUNT_MODES = (FIXED, CUSTOMER_DEFINED)
-STATUSES = ("active", "inactive", "completed")
 PRICING_FIELDS = ("amount_mode", "amount", "min_amount", "max_amount")
-
-
-def usage(link: PaymentLink) -> str:
-    return "reusable" if link.allow_multiple_payments else "single_use"
 
 
 def resolve_pricing(current: dict, changes: dict) -> dict:

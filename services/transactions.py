@@ -8,8 +8,6 @@ from services import ids
 from services.errors import NotFound
 from services.pagination import Page, PageRequest, paginate
 
-TYPES = ("payment_origin", "settlement", "refund")
-STATUSES = ("pending", "confirmed", "failed")
 
 
 def _with_invoice():

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 import peewee as pw
 
 from models.base import db
-from models.events import Event
+from models.events import EVENT_TYPES, Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
 from services import ids
 from services.errors import BadRequest
-from services.events import EVENT_TYPES
 from services.webhooks import check_events
 
 MAX_EVENTS = 10_000

@@ -9,13 +9,12 @@ import secrets
 import peewee as pw
 
 from models.base import db
-from models.events import Event
+from models.events import EVENT_TYPES, Event
 from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services import idempotency, ids
 from services.errors import BadRequest, Conflict, NotFound, Unprocessable
-from services.events import EVENT_TYPES
 from services.pagination import Page, PageRequest, paginate
 from services.locks import lock_row, write_transaction
 from services.webhook_urls import check_target_url
@@ -23,7 +22,6 @@ from services.webhook_urls import check_target_url
 MAX_ENDPOINTS_PER_STORE = 16
 SECRET_PREFIX = "whsec_"
 ROTATION_OVERLAP = dt.timedelta(hours=24)
-DELIVERY_STATUSES = ("pending", "succeeded", "failed")
 
 
 def new_secret() -> str:

@@ -6,7 +6,7 @@ import schemathesis
 
 from apidoc.document import is_documented, openapi_path
 from apidoc.operations import OPERATIONS
-from services.events import EVENT_TYPES
+from models.events import EVENT_TYPES
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ from decimal import Decimal
 import pytest
 
 from services.errors import DomainError
-from services.payment_links import CUSTOMER_DEFINED, FIXED, resolve_pricing
+from models.payment_links import CUSTOMER_DEFINED, FIXED
+from services.payment_links import resolve_pricing
 
 D = Decimal
 
