@@ -14,8 +14,8 @@ from blueprints.requests import refuse_unstorable_request_text
 from bootstrap import init_runtime
 from cli import register_commands
 from config import Settings, load_settings
+from core import ids
 from models.base import db
-from services import ids
 
 MAX_BODY_BYTES = 64 * 1024
 # On every response (docs/security.md). JSON needs no script, style or frame: the CSP allows nothing.
@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     _register_request_hooks(app)
     app.wsgi_app = _TrustedProxies(app, app.wsgi_app)
     if _runs_embedded_jobs(settings):
-        from jobs import embedded
+        from scheduler import embedded
 
         app.extensions["tender.embedded_jobs"] = embedded.start(settings)
     return app

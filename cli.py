@@ -9,11 +9,11 @@ import click
 from flask.cli import AppGroup
 from playhouse.migrations import Runner
 
+from core.clock import utcnow
+from core.errors import DomainError
 from models.base import db
 from models.stores import Store
-from services import api_keys, stores
-from services.clock import utcnow
-from services.errors import DomainError
+from services.accounts import api_keys, stores
 
 MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
 DEMO_STORE_NAME = "Demo store"
@@ -125,8 +125,8 @@ def demo():
 @click.option("--json", "as_json", is_flag=True)
 @_domain_errors
 def invoices_stuck(as_json):
-    from services.clock import isoformat
-    from services.payments import stuck
+    from core.clock import isoformat
+    from services.engine.payments import stuck
 
     rows = [{"id": invoice.public_id, "store_id": str(invoice.store_id), "status": invoice.status,
              "swap_status": invoice.swap_status, "provider_status": invoice.provider_status,
@@ -152,7 +152,7 @@ def _export_command(kind: str):
     def command(store_id, start, end, file_format):
         from blueprints.requests import load
         from schemas.exports import InvoiceExportQuerySchema, TransactionExportQuerySchema
-        from services import exports
+        from services.books import exports
 
         schema = InvoiceExportQuerySchema() if kind == "invoices" else TransactionExportQuerySchema()
         query = load(schema, {"created_after": exports.range_start(start), "created_before": exports.range_end(end),

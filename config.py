@@ -5,8 +5,8 @@ whose message is one line naming the variable, so start-up fails loudly and clea
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+import re
 from urllib.parse import urlsplit
 
 

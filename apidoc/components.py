@@ -1,5 +1,5 @@
 """The parts of the document shared by every operation: auth, error shapes, headers, webhook headers."""
-from services.errors import REFUSALS
+from core.errors import REFUSALS
 
 RATE_LIMIT_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 WEBHOOK_HEADERS = ("X-Tender-Event-Id", "X-Tender-Event-Type", "X-Tender-Delivery-Id", "X-Tender-Timestamp",

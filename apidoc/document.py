@@ -15,9 +15,9 @@ from marshmallow import RAISE, fields
 
 from apidoc import components
 from apidoc.operations import CURSOR_PREFIXES, OPERATIONS, PATH_PARAMETERS, Items, Page
+from models.events import API_VERSION, EVENT_TYPES
 from schemas.fields import AmountString, HttpUrl, Metadata, PublicId, UtcDateTime, UuidString
 from schemas.webhooks import EventSchema
-from models.events import API_VERSION, EVENT_TYPES
 
 PUBLIC_PREFIX = "/v1/public/"
 IGNORED_METHODS = {"HEAD", "OPTIONS"}

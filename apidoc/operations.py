@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from schemas.common import ListQuerySchema
 from schemas.exports import InvoiceExportQuerySchema, SettlementReportQuerySchema, SettlementStatementSchema, \
     TransactionExportQuerySchema
+from core.platforms import PLATFORMS
 from schemas.health import HealthSchema
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
-from services.platforms import PLATFORMS
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema, InvoiceSchema,
                               InvoiceStatusSchema)
 from schemas.payment_links import (CheckoutResultSchema, CheckoutSchema, PaymentLinkCreateSchema,

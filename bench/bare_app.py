@@ -9,10 +9,10 @@ the ratio prices.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 import json
 import os
 import uuid
-from decimal import Decimal
 
 import peewee as pw
 from flask import Flask, request

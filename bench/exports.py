@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+from pathlib import Path
 import statistics
 import time
-from pathlib import Path
 
 import requests
 
@@ -194,7 +194,7 @@ def main() -> None:
 
 def explain(url: str, store_id: str, first: dt.date, last: dt.date) -> list[str]:
     """The plan of the statement's query on PostgreSQL: the daily roll-up plus the live counts."""
-    from services.reports import _ROLLED_UP
+    from services.books.reports import _ROLLED_UP
 
     since, until = dt.datetime.combine(first, dt.time()), dt.datetime.combine(last + dt.timedelta(days=1), dt.time())
     rows = stack.sql(url, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _ROLLED_UP,

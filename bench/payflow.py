@@ -13,13 +13,13 @@ start to the arrival of its `invoice.paid` delivery. The database is emptied fir
 from __future__ import annotations
 
 import argparse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import json
 import os
 import shlex
 import statistics
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
 

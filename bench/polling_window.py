@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import time
 from decimal import Decimal
+import time
 
 from bench.polls import _setup
 
@@ -27,8 +27,8 @@ def _add_finished(count: int) -> None:
     from models.base import db
     from models.invoices import Invoice
     from models.stores import Store
-    from services import ids
-    from services.clock import utcnow
+    from core import ids
+    from core.clock import utcnow
 
     now = utcnow()
     store = Store.select().first()
@@ -57,7 +57,7 @@ def _tick() -> tuple[int, float]:
 def _reopen() -> None:
     from models.base import db
     from models.invoices import Invoice
-    from services.clock import utcnow
+    from core.clock import utcnow
 
     with db.connection_context():
         Invoice.update(next_poll_at=utcnow() - dt.timedelta(seconds=1)).where(

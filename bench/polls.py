@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from decimal import Decimal
 import os
 import tempfile
 import time
-from decimal import Decimal
 
 from rq import SimpleWorker, Worker
 
@@ -32,8 +32,9 @@ def _setup(invoice_count: int):
     from models.base import db, is_postgres
     from models.invoices import Invoice
     from models.sandbox import SandboxDeposit
-    from services import ids, stores
-    from services.clock import utcnow
+    from core import ids
+    from services.accounts import stores
+    from core.clock import utcnow
 
     settings = jobs.ensure_runtime()
     with db.connection_context():
@@ -62,7 +63,7 @@ def _setup(invoice_count: int):
 
 
 def _empty_loop(worker_class, connection, count: int) -> float:
-    from services import queues
+    from infra import queues
 
     queue = queues.queue("bench")
     queue.empty()
@@ -80,7 +81,7 @@ def _polling(connection) -> tuple[int, float]:
     from models.base import db
     from models.invoices import Invoice
 
-    from services import queues
+    from infra import queues
 
     queue = queues.queue("chain")
     queue.empty()
@@ -105,7 +106,7 @@ def main() -> None:
     parser.add_argument("--empty-jobs", type=int, default=300)
     args = parser.parse_args()
     settings = _setup(args.invoices)
-    from services import queues
+    from infra import queues
 
     connection = queues.redis()
     simple = _empty_loop(SimpleWorker, connection, args.empty_jobs)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import requests
 

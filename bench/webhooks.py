@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from decimal import Decimal
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from decimal import Decimal
 
 import requests
 
@@ -49,8 +49,9 @@ def setup(database_url: str):
 
 def make_events(store, count: int) -> list:
     from models.base import db
-    from services import ids, invoice_states
-    from services.clock import utcnow
+    from core import ids
+    from services.engine import invoice_states
+    from core.clock import utcnow
 
     events = []
     now = utcnow()
@@ -87,8 +88,9 @@ def main():
     from models.base import db
     from models.events import Event
     from models.webhooks import WebhookDelivery, WebhookEndpoint
-    from services import outbox, stores, webhook_delivery, webhook_sending, webhooks
-    from services.clock import utcnow
+    from services.accounts import stores
+    from services.webhooks import endpoints, outbox, webhook_delivery, webhook_sending
+    from core.clock import utcnow
 
     receiver, port = start_receiver()
     policy = webhook_delivery.DeliveryPolicy((60,), 10, 60, args.concurrency, True)
@@ -96,7 +98,7 @@ def main():
         with db.connection_context():
             store = stores.create_store(name="bench", payout_wallet="bench.near", now=utcnow())
             for number in range(16):
-                webhooks.create_endpoint(store, {"url": f"http://127.0.0.1:{port}/e{number}", "events": ["*"]},
+                endpoints.create_endpoint(store, {"url": f"http://127.0.0.1:{port}/e{number}", "events": ["*"]},
                                          now=utcnow(), allow_private=True)
             urls = [e.url for e in WebhookEndpoint.select().order_by(WebhookEndpoint.created_at)]
 

@@ -6,9 +6,9 @@ from functools import wraps
 from flask import g, request
 
 from blueprints.rate_limits import limit_api_key
-from services import api_keys
-from services.clock import utcnow
-from services.errors import Forbidden, Unauthorized
+from core.clock import utcnow
+from core.errors import Forbidden, Unauthorized
+from services.accounts import api_keys
 
 
 def authenticate_request(*, connect_retry: bool = False):

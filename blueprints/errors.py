@@ -1,9 +1,9 @@
 """Every failure becomes JSON here, in the standard shape or, where docs/api.md#errors says, the legacy one.
-The status is the error's class's (services/errors.py)."""
+The status is the error's class's (core/errors.py)."""
 from __future__ import annotations
 
-import logging
 from functools import wraps
+import logging
 
 import peewee as pw
 from flask import g, jsonify
@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from blueprints.requests import drain_body
 from models.base import discard_connection
-from services.errors import (DomainError, InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, Unavailable,
+from core.errors import (DomainError, InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, Unavailable,
                              of_status)
 
 log = logging.getLogger("tender.errors")

@@ -4,7 +4,7 @@ from flask import Blueprint, Response, g, stream_with_context
 from blueprints.auth import requires_scope
 from blueprints.requests import load_query
 from schemas.exports import InvoiceExportQuerySchema, TransactionExportQuerySchema
-from services import exports
+from services.books import exports
 
 bp = Blueprint("exports", __name__, url_prefix="/v1/exports")
 

@@ -1,6 +1,6 @@
 from flask import Blueprint, jsonify
 
-from services import health
+from infra import health
 
 bp = Blueprint("health", __name__)
 

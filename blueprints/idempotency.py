@@ -1,5 +1,5 @@
 """`Idempotency-Key` on every route that creates or changes something (docs/retries.md): one decorator
-in front of the view, one implementation behind it (services/idempotency.py).
+in front of the view, one implementation behind it (infra/idempotency.py).
 
 Without the header the view simply runs. With it, the view runs inside the transaction that stores
 its response, and a retry of the same request (method, path and body) gets that response again,
@@ -11,8 +11,8 @@ from functools import wraps
 from flask import current_app, g, jsonify, request
 
 from blueprints.requests import json_body
-from services import idempotency
-from services.clock import utcnow
+from core.clock import utcnow
+from infra import idempotency
 
 HEADER = "Idempotency-Key"
 

@@ -1,15 +1,15 @@
 """Storefront integration routes, /v1/integration/<platform>/connect|disconnect|status, built once
-for every platform in services/platforms.py. Every 400/403/404/409/422 is in the legacy shape."""
+for every platform in core/platforms.py. Every 400/403/404/409/422 is in the legacy shape."""
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.errors import legacy_errors, validation_status
 from blueprints.requests import json_body, load_body
+from core.clock import utcnow
+from core.platforms import PLATFORMS, platform_scopes
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
 from services import integrations
-from services.clock import utcnow
-from services.platforms import PLATFORMS, platform_scopes
 
 bp = Blueprint("integrations", __name__, url_prefix="/v1/integration")
 LEGACY = (400, 403, 404, 409, 422)

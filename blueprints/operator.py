@@ -3,15 +3,15 @@
 With no operator credentials configured the pages do not exist (404): nothing is ever exposed
 by default.
 """
-import hmac
 from functools import wraps
+import hmac
 
 import redis as redis_lib
 from flask import Blueprint, Response, request
 
 from blueprints.context import settings
-from services import metrics
-from services.errors import NotFound, Unauthorized, Unavailable
+from core.errors import NotFound, Unauthorized, Unavailable
+from infra import metrics
 
 bp = Blueprint("operator", __name__)
 

@@ -13,12 +13,14 @@ from flask import Blueprint, Response, render_template, request
 
 from blueprints.context import settings
 from blueprints.rate_limits import limit_page_request
+from core import networks, qr_codes
+from core.clock import isoformat, utcnow
+from core.errors import NotFound
 from providers.sandbox import OUTCOMES
 from schemas.payment_links import PaymentLinkPublicSchema
 from schemas.payments import PublicInvoiceSchema
-from services import buyer_payments, invoices, networks, payment_links, qr_codes
-from services.clock import isoformat, utcnow
-from services.errors import NotFound
+from services import payment_links
+from services.engine import buyer_payments, invoices
 
 ROOT = Path(__file__).resolve().parent.parent
 bp = Blueprint("pages", __name__, template_folder=str(ROOT / "templates"), static_folder=str(ROOT / "static"),

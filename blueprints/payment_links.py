@@ -8,10 +8,10 @@ from blueprints.requests import load_body, load_query
 from schemas.common import ListQuerySchema, envelope
 from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema,
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
+from core.clock import utcnow
+from infra.pagination import PageRequest
 from schemas.transactions import TransactionSchema
 from services import payment_links
-from services.clock import utcnow
-from services.pagination import PageRequest
 
 bp = Blueprint("payment_links", __name__, url_prefix="/v1/payment-links")
 

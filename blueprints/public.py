@@ -7,9 +7,9 @@ from blueprints.requests import load_body
 from blueprints.sandbox_payments import sandbox_only
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
     QuoteSchema
-from services import buyer_payments, invoices, polling, quotes, sandbox_payments
-from services.clock import utcnow
-from services.errors import BadRequest, validation_error
+from core.clock import utcnow
+from core.errors import BadRequest, validation_error
+from services.engine import buyer_payments, invoices, polling, quotes, sandbox_payments
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")
 

@@ -4,9 +4,10 @@ from flask import Blueprint
 from blueprints.context import provider, settings
 from blueprints.idempotency import client_address, idempotent
 from blueprints.requests import load_body
+from core.clock import utcnow
 from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
-from services import checkout, payment_links
-from services.clock import utcnow
+from services import payment_links
+from services.engine import checkout
 
 bp = Blueprint("public_payment_links", __name__, url_prefix="/v1/public/payment-links")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from flask import g, request
 
 from blueprints.context import settings
-from services import rate_limits
-from services.errors import TooManyRequests
-from services.rate_limits import Bucket
+from core.errors import TooManyRequests
+from infra import rate_limits
+from infra.rate_limits import Bucket
 
 PUBLIC_PREFIX = "/v1/public/"
 

@@ -4,7 +4,7 @@ from flask import Blueprint, g
 from blueprints.auth import requires_scope
 from blueprints.requests import load_query
 from schemas.exports import SettlementReportQuerySchema, SettlementStatementSchema
-from services import reports
+from services.books import reports
 
 bp = Blueprint("reports", __name__, url_prefix="/v1/reports")
 

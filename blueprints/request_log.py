@@ -4,7 +4,8 @@ import time
 
 from flask import g, request
 
-from services import api_keys, metrics
+from infra import metrics
+from services.accounts import api_keys
 
 log = logging.getLogger("tender.request")
 

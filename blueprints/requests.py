@@ -6,15 +6,15 @@ lone UTF-16 surrogate anywhere in the JSON body, the query string, a path segmen
 """
 from __future__ import annotations
 
+from decimal import Decimal
 import json
 import re
-from decimal import Decimal
 
 from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from services.errors import BadRequest
+from core.errors import BadRequest
 
 
 def _refuse_constant(name):

@@ -7,11 +7,11 @@ from blueprints.auth import requires_scope
 from blueprints.context import provider, settings
 from blueprints.idempotency import idempotent
 from blueprints.requests import load_body
+from core.clock import utcnow
+from core.errors import NotFound
 from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
-from services import invoices, polling, sandbox_payments
-from services.clock import utcnow
-from services.errors import NotFound
+from services.engine import invoices, polling, sandbox_payments
 
 bp = Blueprint("test_helpers", __name__, url_prefix="/v1/test_helpers")
 

@@ -2,10 +2,10 @@ from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.requests import load_query
+from infra.pagination import PageRequest
 from schemas.common import envelope
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
-from services import transactions
-from services.pagination import PageRequest
+from services.engine import transactions
 
 bp = Blueprint("transactions", __name__, url_prefix="/v1/transactions")
 

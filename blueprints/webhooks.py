@@ -10,9 +10,9 @@ from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, Web
                               WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
                               WebhookEndpointUpdatedSchema, WebhookEndpointUpdateSchema,
                               WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema, WebhookReplaySchema)
-from services import outbox, webhook_replays, webhooks
-from services.clock import isoformat, utcnow
-from services.pagination import PageRequest
+from core.clock import isoformat, utcnow
+from infra.pagination import PageRequest
+from services.webhooks import endpoints, outbox, webhook_replays
 
 bp = Blueprint("webhooks", __name__, url_prefix="/v1")
 
@@ -24,10 +24,10 @@ def _page(page, dumped):
 @bp.post("/webhook-endpoints")
 @validation_status(422)
 @requires_scope("webhooks:write")
-@idempotent(secret_field="secret", reissue=webhooks.reissue_secret)
+@idempotent(secret_field="secret", reissue=endpoints.reissue_secret)
 def create_endpoint():
     data = load_body(WebhookEndpointCreateSchema())
-    endpoint = webhooks.create_endpoint(g.store, data, now=utcnow(),
+    endpoint = endpoints.create_endpoint(g.store, data, now=utcnow(),
                                         allow_private=settings().allow_private_webhook_urls)
     return WebhookEndpointWithSecretSchema().dump(endpoint), 201
 
@@ -35,24 +35,24 @@ def create_endpoint():
 @bp.get("/webhook-endpoints")
 @requires_scope("webhooks:read")
 def list_endpoints():
-    page = webhooks.list_endpoints(g.store, PageRequest.from_query(load_query(ListQuerySchema())))
+    page = endpoints.list_endpoints(g.store, PageRequest.from_query(load_query(ListQuerySchema())))
     return _page(page, WebhookEndpointSchema(many=True).dump(page.rows))
 
 
 @bp.get("/webhook-endpoints/<endpoint_id>")
 @requires_scope("webhooks:read")
 def get_endpoint(endpoint_id):
-    return WebhookEndpointSchema().dump(webhooks.get_endpoint(g.store, endpoint_id))
+    return WebhookEndpointSchema().dump(endpoints.get_endpoint(g.store, endpoint_id))
 
 
 @bp.patch("/webhook-endpoints/<endpoint_id>")
 @validation_status(422)
 @requires_scope("webhooks:write")
 def update_endpoint(endpoint_id):
-    before = webhooks.get_endpoint(g.store, endpoint_id)
+    before = endpoints.get_endpoint(g.store, endpoint_id)
     data = load_body(WebhookEndpointUpdateSchema())
     now = utcnow()
-    endpoint = webhooks.update_endpoint(before, data, now=now, allow_private=settings().allow_private_webhook_urls)
+    endpoint = endpoints.update_endpoint(before, data, now=now, allow_private=settings().allow_private_webhook_urls)
     endpoint.missed_events = None
     if endpoint.enabled and not before.enabled:
         # Re-enabled: say what it missed while disabled, and the call that sends it.
@@ -66,16 +66,16 @@ def update_endpoint(endpoint_id):
 @bp.delete("/webhook-endpoints/<endpoint_id>")
 @requires_scope("webhooks:write")
 def delete_endpoint(endpoint_id):
-    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
-    webhooks.delete_endpoint(endpoint)
+    endpoint = endpoints.get_endpoint(g.store, endpoint_id)
+    endpoints.delete_endpoint(endpoint)
     return {"id": endpoint.public_id, "deleted": True}
 
 
 @bp.post("/webhook-endpoints/<endpoint_id>/rotate-secret")
 @requires_scope("webhooks:write")
-@idempotent(secret_field="secret", reissue=webhooks.reissue_secret)
+@idempotent(secret_field="secret", reissue=endpoints.reissue_secret)
 def rotate_secret(endpoint_id):
-    endpoint = webhooks.rotate_secret(webhooks.get_endpoint(g.store, endpoint_id), now=utcnow())
+    endpoint = endpoints.rotate_secret(endpoints.get_endpoint(g.store, endpoint_id), now=utcnow())
     return WebhookEndpointWithSecretSchema().dump(endpoint)
 
 
@@ -84,7 +84,7 @@ def rotate_secret(endpoint_id):
 @requires_scope("webhooks:write")
 @idempotent()
 def replay_events(endpoint_id):
-    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    endpoint = endpoints.get_endpoint(g.store, endpoint_id)
     data = load(WebhookReplayCreateSchema(), json_body())
     replay = webhook_replays.replay(endpoint, data, now=utcnow())
     outbox.nudge_delivery()                 # sent once the deliveries are committed
@@ -94,17 +94,17 @@ def replay_events(endpoint_id):
 @bp.get("/webhook-endpoints/<endpoint_id>/deliveries")
 @requires_scope("webhooks:read")
 def list_deliveries(endpoint_id):
-    endpoint = webhooks.get_endpoint(g.store, endpoint_id)
+    endpoint = endpoints.get_endpoint(g.store, endpoint_id)
     query = load_query(DeliveryListQuerySchema())
-    page = webhooks.list_deliveries(endpoint, query, PageRequest.from_query(query))
+    page = endpoints.list_deliveries(endpoint, query, PageRequest.from_query(query))
     return _page(page, WebhookDeliverySchema(many=True).dump(page.rows))
 
 
 @bp.get("/webhook-deliveries/<delivery_id>")
 @requires_scope("webhooks:read")
 def get_delivery(delivery_id):
-    delivery = webhooks.get_delivery(g.store, delivery_id)
-    delivery.attempt_history = webhooks.attempts_of(delivery)
+    delivery = endpoints.get_delivery(g.store, delivery_id)
+    delivery.attempt_history = endpoints.attempts_of(delivery)
     return WebhookDeliveryDetailSchema().dump(delivery)
 
 
@@ -112,9 +112,9 @@ def get_delivery(delivery_id):
 @requires_scope("webhooks:write")
 @idempotent()
 def redeliver(delivery_id):
-    delivery = webhooks.redeliver(g.store, webhooks.get_delivery(g.store, delivery_id), now=utcnow())
+    delivery = endpoints.redeliver(g.store, endpoints.get_delivery(g.store, delivery_id), now=utcnow())
     outbox.nudge_delivery()             # after the commit above: a worker sends it now
-    delivery.attempt_history = webhooks.attempts_of(delivery)
+    delivery.attempt_history = endpoints.attempts_of(delivery)
     return WebhookDeliveryDetailSchema().dump(delivery), 202
 
 
@@ -122,7 +122,7 @@ def redeliver(delivery_id):
 @requires_scope("events:read")
 def list_events():
     query = load_query(EventListQuerySchema())
-    page = webhooks.list_events(g.store, query, PageRequest.from_query(query))
+    page = endpoints.list_events(g.store, query, PageRequest.from_query(query))
     return _page(page, [event.payload for event in page.rows])
 
 
@@ -130,4 +130,4 @@ def list_events():
 @requires_scope("events:read")
 def get_event(event_id):
     # The event is the payload webhooks carry: the invoice as it was at that moment.
-    return webhooks.get_event(g.store, event_id).payload
+    return endpoints.get_event(g.store, event_id).payload

@@ -43,7 +43,7 @@ def measured(job):
     def run(*args, **kwargs):
         from rq import get_current_job
 
-        from services import metrics
+        from infra import metrics
 
         started, outcome = time.perf_counter(), "failed"
         try:

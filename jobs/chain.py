@@ -1,8 +1,8 @@
 """Queue `chain`: confirmation polling of invoices that have a deposit address."""
+from core.clock import utcnow
 from jobs import ensure_runtime, measured, provider
 from models.base import db
-from services import polling
-from services.clock import utcnow
+from services.engine import polling
 
 
 @measured

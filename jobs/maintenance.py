@@ -1,9 +1,10 @@
 """Queue `maintenance`: the expiry sweep and the idempotency-key purge (the outbox relay, jobs/webhooks.py,
 runs on this queue too)."""
+from core.clock import utcnow
+from infra import idempotency
 from jobs import ensure_runtime, measured, provider
 from models.base import db
-from services import expiry, idempotency
-from services.clock import utcnow
+from services.engine import expiry
 
 
 @measured

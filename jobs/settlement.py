@@ -1,8 +1,8 @@
 """Queue `settlement`: follows paid invoices' conversion to SUCCESS and records the payout."""
+from core.clock import utcnow
 from jobs import ensure_runtime, measured, provider
 from models.base import db
-from services import polling
-from services.clock import utcnow
+from services.engine import polling
 
 
 @measured

@@ -8,10 +8,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from core.clock import utcnow
+from infra import nudges
 from jobs import ensure_runtime, measured
 from models.base import db
-from services import nudges, outbox, webhook_delivery
-from services.clock import utcnow
+from services.webhooks import outbox, webhook_delivery
 
 log = logging.getLogger("tender.jobs.webhooks")
 

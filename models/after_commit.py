@@ -3,7 +3,7 @@
 `on_commit(callback)` runs `callback` once the outermost transaction of this thread commits, runs
 it at once when no transaction is open, and drops it when the transaction rolls back, or when the
 savepoint (a nested `db.atomic()`) it was registered in rolls back. Every nudge of a worker goes
-through here (services/nudges.py): a job must never look for a row that is not
+through here (infra/nudges.py): a job must never look for a row that is not
 committed yet, and a nudge must never be lost because it was asked for inside a transaction.
 
 Peewee keeps the callbacks (`Database.after_commit`); the `db` proxy of models/base.py adds the

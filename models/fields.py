@@ -1,6 +1,6 @@
 """Column types shared by the models (and the frozen copies in migrations)."""
-import json
 from decimal import Decimal
+import json
 
 import peewee as pw
 

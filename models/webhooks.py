@@ -40,7 +40,7 @@ class WebhookDelivery(BaseModel):
     event = pw.ForeignKeyField(Event, backref="deliveries", on_delete="CASCADE", index=False)
     endpoint = pw.ForeignKeyField(WebhookEndpoint, backref="deliveries", null=True, on_delete="CASCADE",
                                   index=False)
-    # The endpoint's wh_…, "callback_url", or a replay's whr_… (services/webhook_replays.py).
+    # The endpoint's wh_…, "callback_url", or a replay's whr_… (services/webhooks/webhook_replays.py).
     target_key = pw.CharField(max_length=40)
     url = pw.TextField(null=True)                                # callback deliveries only
     status = pw.CharField(max_length=16)                         # pending | succeeded | failed

@@ -22,7 +22,7 @@ def get_provider(settings):
     if settings.swap_provider == "oneclick":
         # Imported here so that a sandbox deployment never needs the HTTP adapter loaded.
         from providers.oneclick import OneClickProvider
-        from services import provider_health
+        from infra import provider_health
 
         return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt, api_key=settings.oneclick_api_key,
                                 on_auth_failure=provider_health.auth_failed)

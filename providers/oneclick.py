@@ -15,10 +15,10 @@ Tender relies on, and what it does when that fails, is in docs/payment-engine.md
 from __future__ import annotations
 
 import datetime as dt
-import json
-import time
 from contextlib import contextmanager
 from decimal import ROUND_CEILING, Decimal, localcontext
+import json
+import time
 from typing import Any, Callable, Iterator
 
 import requests

@@ -9,9 +9,9 @@ sequence of its outcome, as successive polls of a real swap would see it.
 from __future__ import annotations
 
 import datetime as dt
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 import secrets
 import time
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 
 from models.sandbox import SandboxDeposit
@@ -190,7 +190,7 @@ def _status_of(row: SandboxDeposit) -> DepositStatus:
 
 
 def _now() -> dt.datetime:
-    from services.clock import utcnow   # providers sit below services; the clock is a leaf module
+    from core.clock import utcnow   # providers sit below services; the clock is a leaf module
 
     return utcnow()
 

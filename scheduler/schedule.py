@@ -1,5 +1,5 @@
 """The schedule, free of import side effects: shared by `rq cron` (scheduler/cron.py) and the
-embedded scheduler thread (jobs/embedded.py)."""
+embedded scheduler thread (scheduler/embedded.py)."""
 from __future__ import annotations
 
 from jobs.chain import poll_deposits
@@ -7,7 +7,7 @@ from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoi
 from jobs.settlement import poll_settlements
 from jobs.webhooks import relay_outbox
 
-# Generous timeouts: a polling sweep stops claiming new work after ~20 s (services/polling.py).
+# Generous timeouts: a polling sweep stops claiming new work after ~20 s (services/engine/polling.py).
 JOB_TIMEOUT = 120
 OUTBOX_RELAY_SECONDS = 5
 IDEMPOTENCY_PURGE_SECONDS = 3600

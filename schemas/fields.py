@@ -4,8 +4,8 @@ from decimal import Decimal
 
 from marshmallow import ValidationError, fields
 
-from services import clock, ids, money
-from services.metadata import clean_metadata
+from core import clock, ids, money
+from core.metadata import clean_metadata
 
 
 class AmountString(fields.Field):

@@ -1,4 +1,4 @@
-"""The /health report (documentation shape: services/health.py builds the dict)."""
+"""The /health report (documentation shape: infra/health.py builds the dict)."""
 from marshmallow import Schema, fields, validate
 
 

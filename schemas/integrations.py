@@ -1,11 +1,11 @@
 """Storefront integration request and response shapes. The platform's name appears in one field
-(`<platform>_version`), so the connect schema is built per platform from services/platforms.py."""
+(`<platform>_version`), so the connect schema is built per platform from core/platforms.py."""
 from functools import lru_cache
 
 from marshmallow import RAISE, Schema, fields, post_dump, validate
 
+from core import clock, urls
 from schemas.fields import StrictString
-from services import clock, urls
 
 PAYOUT_WARNING = ("The store has no payout wallet yet: invoices cannot be created until an operator "
                   "sets one.")

@@ -4,7 +4,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from schemas.common import ListQuerySchema
 from schemas.fields import (AmountString, HttpUrl, Metadata, PublicId, StrictString, UtcDateTime,
                             UuidString)
-from services import urls
+from core import urls
 
 STATUSES = ("pending", "quoted", "awaiting_payment", "paid", "underpaid", "expired", "failed",
             "refunded", "cancelled")

@@ -1,11 +1,11 @@
 """Payment link request and response shapes (spec "Payment link", docs/payment-links.md)."""
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from core import urls
+from core.display_text import spoofing_problem
+from models.payment_links import AMOUNT_MODES, STATUSES
 from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, StrictString, UtcDateTime
-from services import urls
-from services.display_text import spoofing_problem
-from models.payment_links import AMOUNT_MODES, STATUSES
 
 _CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")

@@ -1,9 +1,9 @@
 """Buyer-facing and test-helper shapes of the payment engine (docs/payment-engine.md, docs/checkout.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
+from core import urls
 from providers.sandbox import OUTCOMES
 from schemas.fields import AmountString, StrictString, UtcDateTime
-from services import urls
 
 _ASSET_CODE = validate.Length(min=1, max=64)
 _ADDRESS = validate.Length(min=1, max=256)
@@ -58,7 +58,7 @@ class PublicInvoiceSchema(Schema):
     """What a buyer may see: no metadata, no merchant ids, no order references.
 
     `amount_received`, `amount_remaining` and `refund` are filled by
-    `services.buyer_payments.with_payment_details` (omitted when it was not called)."""
+    `services.engine.buyer_payments.with_payment_details` (omitted when it was not called)."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
     status = fields.String()

@@ -1,8 +1,8 @@
 from marshmallow import Schema, fields, validate
 
+from models.transactions import STATUSES, TYPES
 from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, PublicId, UtcDateTime, UuidString
-from models.transactions import STATUSES, TYPES
 
 
 class TransactionListQuerySchema(ListQuerySchema):

@@ -1,14 +1,14 @@
 """Webhook endpoint, delivery and event shapes (docs/webhooks.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
+from models.events import EVENT_TYPES
+from models.webhooks import DELIVERY_STATUSES
 from schemas.common import ListQuerySchema
 from schemas.fields import StrictString, UtcDateTime
 from schemas.invoices import InvoiceSchema
-from models.events import EVENT_TYPES
-from models.webhooks import DELIVERY_STATUSES
 
 # URL and event kinds load as plain strings: their rules (and the error codes invalid_webhook_url,
-# unknown_event_type) belong to services/webhooks.py, shared by create and update.
+# unknown_event_type) belong to services/webhooks/endpoints.py, shared by create and update.
 _URL_DOC = {"pattern": "^https://", "description": "https:// only; never a loopback, private, link-local or "
                                                   "multicast address (422 invalid_webhook_url)."}
 

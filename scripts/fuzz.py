@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import re
 import signal
 import socket
@@ -19,7 +20,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

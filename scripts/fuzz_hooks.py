@@ -2,8 +2,8 @@
 what the document describes, some generated requests carry text no database can hold (a NUL byte
 in a query value or path segment; a NUL or an unpaired surrogate in a JSON string), which must be
 a documented 400 `validation_error`, never a 500 (docs/api.md#errors)."""
-import schemathesis
 from hypothesis import strategies as st
+import schemathesis
 
 # Unpaired surrogates only in bodies: JSON can carry them escaped (`"\ud800"`), a URL cannot.
 IN_BODY = st.sampled_from(["\x00", "\ud800", "\udfff", "a\x00b"])

@@ -7,18 +7,19 @@ the delivery engine signs with that secret (the endpoint row is the one place th
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 from dataclasses import dataclass
+import secrets
 from urllib.parse import urlsplit, urlunsplit
 
+from core import ids
+from core.errors import Conflict, NotFound, Unauthorized, validation_error
+from infra.locks import lock_row, write_transaction
 from models.integrations import Integration
 from models.stores import ApiKey, Store
 from models.webhooks import WebhookEndpoint
-from services import api_keys, ids
-from services.errors import Conflict, NotFound, Unauthorized, validation_error
-from services.locks import lock_row, write_transaction
-from services.webhook_urls import MAX_URL_LENGTH, check_target_url
-from services.webhooks import ROTATION_OVERLAP
+from services.accounts import api_keys
+from services.webhooks.endpoints import ROTATION_OVERLAP
+from services.webhooks.webhook_urls import MAX_URL_LENGTH, check_target_url
 
 ACTIVE, DISCONNECTED, NOT_CONNECTED = "ACTIVE", "DISCONNECTED", "NOT_CONNECTED"
 

@@ -1,6 +1,6 @@
 """Payment links (docs/payment-links.md): the merchant's verbs and queries, and the buyer's look-up.
 
-Checkout lives in services/checkout.py; this module must not import invoice_states, which
+Checkout lives in services/engine/checkout.py; this module must not import invoice_states, which
 calls `on_invoice_paid` from here when an invoice is paid.
 """
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
+from core import ids
+from core.errors import BadRequest, NotFound, validation_error
+from infra.pagination import Page, PageRequest, paginate
 from models.invoices import Invoice
 from models.payment_links import AMOUNT_MODES, CUSTOMER_DEFINED, FIXED, PaymentLink
 from models.stores import Store
 from models.transactions import Transaction
-from services import ids
-from services.errors import BadRequest, NotFound, validation_error
-from services.pagination import Page, PageRequest, paginate
 
 PRICING_FIELDS = ("amount_mode", "amount", "min_amount", "max_amount")
 

@@ -126,7 +126,7 @@ def clean_state(request):
         yield
         return
     request.getfixturevalue("app")
-    from services import metrics, queues, redis_breaker
+    from infra import metrics, queues, redis_breaker
 
     with db.connection_context():
         tables = _table_names()

@@ -4,12 +4,14 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
+from core import ids
+from core.clock import utcnow
 from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
 from models.transactions import Transaction
-from services import api_keys, ids, invoice_states, stores
-from services.clock import utcnow
+from services.accounts import api_keys, stores
+from services.engine import invoice_states
 
 
 def make_store(*, name="Test shop", payout_wallet="merchant.near", **over) -> Store:

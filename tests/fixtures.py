@@ -40,7 +40,7 @@ def operator_app(app, settings, monkeypatch):
 
 @pytest.fixture
 def unreachable_redis():
-    """A client for a port where no Redis listens, built as services.queues.connect builds its
+    """A client for a port where no Redis listens, built as infra.queues.connect builds its
     (from a URL: it fails at once; redis-py's plain constructor would retry for seconds)."""
     import redis as redis_lib
 

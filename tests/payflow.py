@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from core.clock import utcnow
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from models.transactions import Transaction
 from providers.sandbox import SandboxProvider
-from services import polling
-from services.clock import utcnow
+from services.engine import polling
 
 
 def reload(invoice) -> Invoice:

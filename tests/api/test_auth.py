@@ -3,14 +3,14 @@ import datetime as dt
 import hashlib
 import re
 
-import pytest
 from playhouse.test_utils import count_queries
+import pytest
 
+from core.clock import utcnow
+from core.errors import DomainError
 from models.base import db
 from models.stores import ApiKey
-from services import api_keys
-from services.clock import utcnow
-from services.errors import DomainError
+from services.accounts import api_keys
 from tests import factories
 from tests.api.assertions import assert_error, assert_legacy_error
 

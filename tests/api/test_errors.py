@@ -3,8 +3,8 @@
 import io
 import json
 
-import pytest
 from flask import g
+import pytest
 from werkzeug.wsgi import get_content_length
 
 from models.invoices import Invoice

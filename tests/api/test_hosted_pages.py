@@ -120,7 +120,7 @@ def test_static_assets_are_served_by_the_app(client):
 
 def test_network_patterns_accept_sandbox_addresses_and_refuse_typos():
     from providers.sandbox import ASSETS, sandbox_refund_address
-    from services.networks import address_looks_valid
+    from core.networks import address_looks_valid
 
     for asset in ASSETS:
         assert address_looks_valid(asset.network, sandbox_refund_address(asset.code)), asset.code

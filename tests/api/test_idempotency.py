@@ -1,5 +1,5 @@
 """`Idempotency-Key` on every POST that creates or changes something (docs/retries.md): one
-implementation (blueprints/idempotency.py over services/idempotency.py), so each route here only
+implementation (blueprints/idempotency.py over infra/idempotency.py), so each route here only
 shows that a retry does not do the work twice."""
 import pytest
 

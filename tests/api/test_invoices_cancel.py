@@ -1,9 +1,9 @@
 """POST /v1/invoices/{id}/cancel (docs/payment-engine.md): open and no deposit seen; never an integration key."""
 import pytest
 
+from core.clock import utcnow
 from models.events import Event
 from models.invoices import Invoice
-from services.clock import utcnow
 from tests import factories
 from tests.api.assertions import INVOICE_FIELDS, assert_error
 

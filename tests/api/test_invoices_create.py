@@ -1,8 +1,8 @@
 """POST /v1/invoices: the create response, currency, store, payout wallet, amounts and strings."""
 import datetime as dt
+from decimal import Decimal
 import re
 import uuid
-from decimal import Decimal
 
 import pytest
 

@@ -2,10 +2,10 @@
 import datetime as dt
 import uuid
 
-import pytest
 from playhouse.test_utils import count_queries
+import pytest
 
-from services.clock import utcnow
+from core.clock import utcnow
 from tests import factories
 from tests.api.assertions import assert_error
 

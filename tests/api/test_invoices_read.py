@@ -1,12 +1,12 @@
 """GET /v1/invoices/{id} and /status; ids that are malformed or another store's are a 404."""
 import datetime as dt
-import uuid
 from decimal import Decimal
+import uuid
 
 import pytest
 
+from core.clock import utcnow
 from models.invoices import Invoice
-from services.clock import utcnow
 from tests import factories
 from tests.api.assertions import INVOICE_FIELDS, STATUS_FIELDS, TIMESTAMP, assert_error
 

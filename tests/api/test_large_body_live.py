@@ -2,12 +2,12 @@
 the server reads and discards up to 1 MiB before answering. On a real gunicorn, over a socket."""
 import json
 import os
+from pathlib import Path
 import signal
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 

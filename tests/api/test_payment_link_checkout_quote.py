@@ -8,13 +8,13 @@ from decimal import Decimal
 
 import pytest
 
+from core.clock import utcnow
+from core.errors import Unavailable
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote
-from services import checkout
-from services.clock import utcnow
-from services.errors import Unavailable
+from services.engine import checkout
 from tests import factories
 
 BUYER = {"origin_asset": "usdc.eth", "refund_to": "0xbuyer"}

@@ -4,10 +4,11 @@ import json
 
 import pytest
 
+from core import ids
+from core.clock import utcnow
+from infra import idempotency
 from models.base import db
 from models.payment_links import IdempotencyKey, PaymentLink
-from services import idempotency, ids
-from services.clock import utcnow
 
 BODY = {"title": "T-shirt", "amount_mode": "fixed_amount", "amount": "25.00"}
 

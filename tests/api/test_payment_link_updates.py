@@ -3,11 +3,11 @@ from decimal import Decimal
 
 import pytest
 
+from core.clock import utcnow
 from models.base import db
 from models.invoices import Invoice
 from models.payment_links import PaymentLink
-from services import invoice_states
-from services.clock import utcnow
+from services.engine import invoice_states
 from tests import factories
 
 SUMMARY_FIELDS = ["id", "status", "amount", "currency", "paid_amount", "created_at", "paid_at"]

@@ -1,7 +1,7 @@
 """Merchant routes of payment links: create, read, list, update, activate/deactivate, and the
 link's invoices and transactions (spec "Payment links (merchant)", docs/payment-links.md)."""
-import re
 from decimal import Decimal
+import re
 
 import pytest
 

@@ -5,12 +5,13 @@ from decimal import Decimal
 
 import pytest
 
+from core.clock import utcnow
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from models.payment_links import PaymentLink
-from services import invoice_states, stores
-from services.clock import utcnow
+from services.accounts import stores
+from services.engine import invoice_states
 from tests import factories
 
 PUBLIC_FIELDS = ["public_id", "title", "amount_mode", "amount", "min_amount", "max_amount", "currency", "usage",

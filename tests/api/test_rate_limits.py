@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from services import queues, rate_limits
+from infra import queues, rate_limits
 from tests import factories
 
 

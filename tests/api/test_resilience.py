@@ -4,8 +4,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from infra import health
 from models.base import db, init_db, make_database
-from services import health
 
 needs_postgres = pytest.mark.skipif(not os.environ.get("TEST_DATABASE_URL"), reason="needs PostgreSQL")
 
@@ -61,7 +61,7 @@ def test_a_request_whose_database_is_unreachable_answers_503_json_not_500(client
 
 def test_health_reports_redis_degraded_but_stays_200_while_the_database_answers(client, monkeypatch,
                                                                                 unreachable_redis):
-    from services import queues
+    from infra import queues
 
     monkeypatch.setitem(queues._state, "redis", unreachable_redis)
     report = health.check()

@@ -2,9 +2,9 @@
 (docs/security.md); right-to-left scripts themselves are welcome."""
 import pytest
 
-from services.clock import utcnow
-from services.errors import DomainError
-from services.stores import create_store
+from core.clock import utcnow
+from core.errors import DomainError
+from services.accounts.stores import create_store
 
 SPOOFS = ["\u202e", "\u202d", "\u2066", "\u2069", "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
 

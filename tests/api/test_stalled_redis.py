@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from services import queues, redis_breaker
+from infra import queues, redis_breaker
 
 
 @pytest.fixture
 def stalled_redis(monkeypatch):
-    """A real client of services.queues pointed at a local server that accepts and never replies."""
+    """A real client of infra.queues pointed at a local server that accepts and never replies."""
     server = socket.create_server(("127.0.0.1", 0))
     held, stop = [], threading.Event()
 

@@ -15,7 +15,7 @@ def test_pay_commits_a_quote_and_records_a_deposit(client, auth, store):
     assert response.json["id"] == invoice.public_id and response.json["status"] == "awaiting_payment"
     stored = reload(invoice)
     assert stored.origin_asset == "usdc.eth" and stored.deposit_address.startswith("0x")
-    from services import queues
+    from infra import queues
 
     assert queues.redis().llen("rq:queue:chain") == 1    # a poll is on its way
 

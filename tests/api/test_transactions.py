@@ -1,12 +1,12 @@
 """Transaction routes: the list and its filters, get, by-hash within the store, invoice transactions."""
 import datetime as dt
-import uuid
 from decimal import Decimal
+import uuid
 
-import pytest
 from playhouse.test_utils import count_queries
+import pytest
 
-from services.clock import utcnow
+from core.clock import utcnow
 from tests import factories
 from tests.api.assertions import TIMESTAMP, TRANSACTION_FIELDS, assert_error
 

@@ -2,10 +2,10 @@ import dataclasses
 
 import pytest
 
+from core.errors import DomainError
 from models.base import db
 from models.webhooks import WebhookEndpoint
-from services import webhooks
-from services.errors import DomainError
+from services.webhooks import endpoints
 from tests import factories
 
 BODY = {"name": "Orders", "url": "https://hooks.example.test/tender", "events": ["invoice.paid"]}
@@ -139,13 +139,13 @@ def test_events_api_lists_and_reads_the_store_events(client, auth, other_auth):
 ])
 def test_private_and_plain_http_targets_are_refused_without_the_flag(url):
     with pytest.raises(DomainError) as refused:
-        webhooks.check_target_url(url, allow_private=False)
+        endpoints.check_target_url(url, allow_private=False)
     assert refused.value.code == "invalid_webhook_url"
 
 
 def test_public_https_targets_pass_and_the_flag_lifts_the_rules():
-    assert webhooks.check_target_url("https://93.184.216.34/hook", allow_private=False)
-    assert webhooks.check_target_url("http://127.0.0.1:9/hook", allow_private=True)
+    assert endpoints.check_target_url("https://93.184.216.34/hook", allow_private=False)
+    assert endpoints.check_target_url("http://127.0.0.1:9/hook", allow_private=True)
 
 
 def test_create_route_refuses_private_targets_when_the_flag_is_off(app, client, auth, settings):

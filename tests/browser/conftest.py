@@ -8,14 +8,14 @@ test Redis, and `rq worker` + `rq cron` as their own processes, as in production
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import json
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import requests

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-import requests
 from playwright.sync_api import expect
+import requests
 
 from tests.browser.conftest import DESKTOP, PHONE, wait_for
 

@@ -7,7 +7,7 @@ import pytest
 
 from models.base import db
 from models.stores import ApiKey, Store
-from services.api_keys import MERCHANT_SCOPES
+from services.accounts.api_keys import MERCHANT_SCOPES
 from tests import factories
 
 KEY = re.compile(r"^sk_live_[0-9a-f]{40}$")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import requests

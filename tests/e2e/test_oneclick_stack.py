@@ -7,11 +7,11 @@ and a rotated 1Click key (buyers 503 `checkout_unavailable`, /health `provider: 
 """
 from __future__ import annotations
 
+from decimal import Decimal
 import json
 import os
-import subprocess
-from decimal import Decimal
 from pathlib import Path
+import subprocess
 
 import pytest
 import requests

@@ -1,13 +1,13 @@
 """Exports (docs/exports.md): filters, store isolation, formats, spreadsheet safety, the CLI."""
 import csv
 import datetime as dt
+from decimal import Decimal
 import io
 import json
-from decimal import Decimal
 
 import pytest
 
-from services.exports import INVOICE_COLUMNS, TRANSACTION_COLUMNS
+from services.books.exports import INVOICE_COLUMNS, TRANSACTION_COLUMNS
 from tests import factories
 from tests.api.assertions import TIMESTAMP, assert_error
 
@@ -149,10 +149,10 @@ def test_cli_export_writes_the_same_file(app, client, auth, store):
 
 @pytest.mark.parametrize("kind", ["invoices", "transactions"])
 def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
-    """PostgreSQL writes each line itself (services/exports.py `_sql_value`); the Python rules
+    """PostgreSQL writes each line itself (services/books/exports.py `_sql_value`); the Python rules
     (SQLite's path) must give the same CSV byte for byte and the same JSON on awkward values."""
     from models.base import db, is_postgres
-    from services import exports
+    from services.books import exports
     if not is_postgres():
         pytest.skip("the server-written lines are PostgreSQL's (TEST_DATABASE_URL)")
     awkward = ['=1+1', 'a,b', 'say "hi"', 'two\nlines', 'cr\rhere', '\ttab', 'üñí €', 'back\\slash', '', '-5']
@@ -188,7 +188,7 @@ def test_a_reader_that_goes_away_stops_the_copy_and_drops_its_connection(app, st
     import threading
 
     from models.base import db, is_postgres
-    from services import exports
+    from services.books import exports
     if not is_postgres():
         pytest.skip("the COPY path is PostgreSQL's (TEST_DATABASE_URL)")
     for index in range(300):

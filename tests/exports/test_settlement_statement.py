@@ -2,9 +2,9 @@
 that reconcile exactly with the exports."""
 import csv
 import datetime as dt
-import io
 from collections import defaultdict
 from decimal import Decimal
+import io
 
 from playhouse.test_utils import count_queries
 
@@ -108,7 +108,7 @@ def test_the_daily_roll_up_matches_the_rows_through_later_changes(app, store):
 
     from models.base import db, is_postgres
     from models.invoices import Invoice
-    from services import reports
+    from services.books import reports
     if not is_postgres():
         pytest.skip("the roll-up is PostgreSQL's (TEST_DATABASE_URL)")
     seed(store)

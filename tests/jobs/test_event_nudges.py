@@ -5,11 +5,14 @@ import threading
 
 import pytest
 
+from core.clock import utcnow
+from infra import queues
 import jobs
-from jobs import chain, embedded, maintenance, settlement
+from jobs import chain, maintenance, settlement
 from models.base import db
-from services import invoice_states, outbox, queues
-from services.clock import utcnow
+from scheduler import embedded
+from services.engine import invoice_states
+from services.webhooks import outbox
 from tests import factories
 from tests.payflow import make_due, reload
 from tests.support.polling import wait_for
@@ -128,7 +131,7 @@ def _fan_out_jobs():
 
 
 def test_a_move_inside_a_callers_transaction_nudges_after_that_commit(app, store):
-    """Polls apply their moves inside a transaction (services/polling.py): the fan-out nudge waits
+    """Polls apply their moves inside a transaction (services/engine/polling.py): the fan-out nudge waits
     for the outermost commit, and a rollback takes the nudge away with the event."""
     invoices = [factories.make_invoice(store) for _ in range(2)]
     queues.redis().flushdb()

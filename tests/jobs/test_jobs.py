@@ -7,13 +7,14 @@ import time
 import pytest
 from rq import SimpleWorker
 
+from core.clock import utcnow
+from infra import queues
 import jobs
 from jobs import chain, maintenance, settlement
 from models.base import db
 from models.invoices import Invoice
 from providers.sandbox import SandboxProvider
-from services import expiry, polling, queues
-from services.clock import utcnow
+from services.engine import expiry, polling
 from tests import factories
 from tests.payflow import event_types, make_due, reload
 
@@ -149,7 +150,7 @@ def test_rq_cron_config_registers_the_sweeps(runtime, monkeypatch):
 def test_embedded_jobs_run_the_whole_flow(runtime, client, auth, store, monkeypatch):
     import dataclasses
 
-    from jobs import embedded
+    from scheduler import embedded
 
     fast = dataclasses.replace(runtime, chain_poll_interval_seconds=1, settlement_poll_interval_seconds=1,
                                expiry_sweep_interval_seconds=1)

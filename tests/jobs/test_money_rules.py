@@ -2,11 +2,12 @@
 overpayment, settlement in delivered units, untrusted provider numbers, polling that ends, quote
 commit time left, a bounded expiry sweep. Real database and queue; the sandbox provider."""
 import datetime as dt
-import time
 from decimal import Decimal
+import time
 
 import pytest
 
+from core.clock import utcnow
 import jobs
 from jobs import chain, maintenance, settlement
 from models.base import db
@@ -15,8 +16,7 @@ from models.invoices import Invoice
 from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus, ProviderUnavailable
-from services import expiry, payments, polling
-from services.clock import utcnow
+from services.engine import expiry, payments, polling
 from tests import factories
 from tests.payflow import event_types, make_due, reload
 
@@ -254,7 +254,7 @@ def test_a_poll_request_during_a_run_makes_it_claim_once_more(runtime, store, mo
 
 def test_provider_reads_are_counted_by_phase_and_temperature(runtime, store):
     """Operators (and bench/payflow.py) read how often the pollers ask the provider, hot against idle."""
-    from services import metrics
+    from infra import metrics
     from tests.support.prometheus import samples
     now = utcnow()
     factories.make_invoice(store, status="awaiting_payment", deposit_address="hot", quoted_at=now,

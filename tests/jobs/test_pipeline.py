@@ -79,8 +79,8 @@ def test_transactions_show_in_routes_and_by_hash(client, auth):
 def test_replayed_final_status_changes_nothing(client, auth):
     from models.base import db
     from providers.sandbox import SandboxProvider
-    from services import payments
-    from services.clock import utcnow
+    from services.engine import payments
+    from core.clock import utcnow
 
     invoice_id = _create(client, auth)
     _pay(client, auth, invoice_id)

@@ -8,7 +8,7 @@ import time
 import pytest
 import requests
 
-from services import queues
+from infra import queues
 from tests.support.polling import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -5,10 +5,10 @@ Skipped without TEST_*."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import signal
 import stat
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -41,7 +41,7 @@ def _session_members(session_id: int) -> list[int]:
 def test_a_killed_worker_leaves_no_process_behind_and_leaves_the_registry(app, tmp_path):
     from rq import Worker
 
-    from services import queues
+    from infra import queues
 
     connection = queues.redis()
     before = {worker.name for worker in Worker.all(connection=connection)}

@@ -1,9 +1,9 @@
 """Payment work never waits behind webhook work: the Procfile gives the `webhooks` queue a process
 type of its own (docs/operations.md#queues), and together the types serve every queue."""
-import shlex
 from pathlib import Path
+import shlex
 
-from services import queues
+from infra import queues
 
 ROOT = Path(__file__).resolve().parents[2]
 

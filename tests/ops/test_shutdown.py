@@ -8,19 +8,19 @@ work waits, then releases the lock and checks the work completed. Skipped withou
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 import os
 import signal
 import subprocess
 import threading
-from decimal import Decimal
 
 import pytest
 import requests
 
+from core.clock import utcnow
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
-from services.clock import utcnow
 from tests.factories import make_invoice, make_key, make_store
 from tests.support.polling import free_port, wait_for
 from tests.support.processes import DATABASE_URL, REDIS_URL, ROOT, procfile_command, real_stack_env, stop
@@ -117,7 +117,7 @@ def test_rq_worker_finishes_the_running_job_after_sigterm(app, tmp_path):
 
     from models.sandbox import SandboxDeposit
     from providers.sandbox import SandboxProvider
-    from services import queues
+    from infra import queues
 
     store = make_store()
     past = utcnow() - dt.timedelta(hours=2)

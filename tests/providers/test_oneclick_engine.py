@@ -2,15 +2,16 @@
 poller, in-process (tests/support/oneclick_server.py; the multi-process run is tests/e2e/test_oneclick_stack.py)."""
 import dataclasses
 import datetime as dt
-import logging
 from decimal import Decimal
+import logging
 
 import pytest
 
-import providers
+from core.clock import utcnow
+from infra import metrics, provider_health, queues
 from models.invoices import Invoice
-from services import metrics, polling, provider_health, queues
-from services.clock import utcnow
+import providers
+from services.engine import polling
 from tests import factories
 from tests.support.oneclick_server import OneClickServer
 
@@ -76,7 +77,7 @@ def test_polls_keep_their_pace_while_credentials_are_refused(store, use_oneclick
     provider = use_oneclick()
     now = utcnow()
     invoice = factories.make_invoice(store)
-    from services import quotes
+    from services.engine import quotes
     invoice, _ = quotes.commit(invoice, provider, origin_asset="usdc.eth", refund_to=BUYER_REFUND, now=now)
     provider = use_oneclick("wrong-key")
 
@@ -90,7 +91,7 @@ def test_polls_keep_their_pace_while_credentials_are_refused(store, use_oneclick
 def test_a_committed_invoice_is_paid_even_after_its_asset_left_the_token_list(store, use_oneclick, fake):
     provider = use_oneclick()
     now = utcnow()
-    from services import quotes
+    from services.engine import quotes
     invoice, committed = quotes.commit(factories.make_invoice(store), provider, origin_asset="usdc.eth",
                                        refund_to=BUYER_REFUND, now=now)
     assert (invoice.origin_decimals, invoice.destination_decimals) == (6, 6)
@@ -110,7 +111,7 @@ def test_a_committed_invoice_is_paid_even_after_its_asset_left_the_token_list(st
 
 def test_deposit_hash_is_the_first_seen_and_paid_amount_is_net_of_the_slippage_refund(store, use_oneclick, fake):
     from models.transactions import Transaction
-    from services import quotes
+    from services.engine import quotes
     provider = use_oneclick()
     now = utcnow()
     invoice, committed = quotes.commit(factories.make_invoice(store), provider, origin_asset="usdc.eth",

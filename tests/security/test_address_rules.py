@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from services import webhook_urls
-from services.errors import DomainError
+from core.errors import DomainError
+from services.webhooks import webhook_urls
 
 # (address in the URL's host, refused?)
 ADDRESSES = [

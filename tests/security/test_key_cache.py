@@ -1,8 +1,8 @@
-"""Key lookups are cached per process for at most a second (services/api_keys.py)."""
+"""Key lookups are cached per process for at most a second (services/accounts/api_keys.py)."""
+from core.clock import utcnow
 from models.base import db
 from models.stores import ApiKey
-from services import api_keys
-from services.clock import utcnow
+from services.accounts import api_keys
 from tests import factories
 from tests.support.polling import wait_for
 

@@ -7,14 +7,14 @@ import hmac
 import json
 import re
 
-import pytest
 from flask import Flask
+import pytest
 
 from blueprints import register_blueprints
+from core.clock import utcnow
 from models.base import db
 from models.stores import ApiKey
-from services import outbox
-from services.clock import utcnow
+from services.webhooks import outbox
 from tests import factories
 
 RAW_KEY = re.compile(r"sk_live_[0-9a-f]{40}")

@@ -4,11 +4,11 @@ import re
 
 import pytest
 
+from core.clock import utcnow
 from models.base import db
 from models.integrations import Integration
 from models.stores import ApiKey
 from models.webhooks import WebhookEndpoint
-from services.clock import utcnow
 from tests import factories
 from tests.api.assertions import assert_error, assert_legacy_error
 from tests.storefront.conftest import HOOK, SITE, bearer, connect, route

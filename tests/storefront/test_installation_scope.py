@@ -1,10 +1,10 @@
 """A storefront installation's endpoint carries only its installation's invoices, does not count
 toward the 16-endpoint limit, and goes away on disconnect (docs/webhooks.md#storefront-installations)."""
+from core.clock import utcnow
 from models.base import db
 from models.integrations import Integration
 from models.webhooks import WebhookDelivery, WebhookEndpoint
-from services import outbox
-from services.clock import utcnow
+from services.webhooks import outbox
 from tests.storefront.conftest import bearer, connect, route
 
 

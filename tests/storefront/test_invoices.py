@@ -3,11 +3,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from core.clock import utcnow
 from models.base import db, is_postgres
 from models.integrations import Integration
 from models.invoices import Invoice
-from services import invoice_states
-from services.clock import utcnow
+from services.engine import invoice_states
 from tests import factories
 from tests.api.assertions import assert_error, assert_legacy_error
 from tests.storefront.conftest import bearer, connect

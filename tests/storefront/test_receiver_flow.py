@@ -9,11 +9,11 @@ import urllib.request
 import pytest
 from rq import SimpleWorker
 
+from infra import queues
 from jobs import webhooks as webhook_jobs
 from kit.tender_receiver import sign
 from models.base import db
 from models.webhooks import WebhookDelivery
-from services import queues
 from tests import payflow
 from tests.storefront.conftest import bearer, connect, route
 from tests.support.storefront_receiver import StorefrontReceiver

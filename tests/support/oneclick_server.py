@@ -19,14 +19,14 @@ without `depositMode: MEMO` is refused with a message asking for it, and USDC is
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
 import hashlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import itertools
 import json
 import re
 import threading
-from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 

@@ -3,11 +3,11 @@ stopping them again, by PID: shared by the tests in tests/ops/."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import shlex
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import requests
 

@@ -9,11 +9,11 @@ records every request and answers from a per-path script of statuses.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import itertools
 import threading
 import time
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @dataclass

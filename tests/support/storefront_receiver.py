@@ -11,12 +11,12 @@ verify, dedupe on the event id, and mark the order paid on `invoice.paid`.
 """
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import json
+import threading
+import time
 
 from kit.tender_receiver import MemorySeenStore, Receiver
 

@@ -2,10 +2,10 @@
 import datetime as dt
 import threading
 
+from core.clock import utcnow
+from infra import claims
 from models.base import db, is_postgres
 from models.invoices import Invoice
-from services import claims
-from services.clock import utcnow
 from tests import factories
 
 

@@ -1,12 +1,12 @@
-"""Refusals are classes that carry their status (services/errors.py): every code keeps the status
+"""Refusals are classes that carry their status (core/errors.py): every code keeps the status
 it has always had, and every raise in the code uses a code its class lists (the API reference is
 built from those lists)."""
-import re
 from pathlib import Path
+import re
 
 import pytest
 
-from services import errors
+from core import errors
 
 ROOT = Path(__file__).resolve().parents[2]
 # The statuses each code answered with before the classes, kept here as the contract.

@@ -1,10 +1,10 @@
-"""services/ids.py: public ids are prefix + 32 lowercase hex (docs/api.md#identifiers-and-secrets); the API's id pattern."""
+"""core/ids.py: public ids are prefix + 32 lowercase hex (docs/api.md#identifiers-and-secrets); the API's id pattern."""
 import re
 import uuid
 
 import pytest
 
-from services import ids
+from core import ids
 
 
 @pytest.mark.parametrize("prefix", ["inv_", "txn_", "evt_", "req_", "plink_"])

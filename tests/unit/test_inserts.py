@@ -4,12 +4,12 @@ from decimal import Decimal
 
 import pytest
 
+from core import ids
+from core.clock import utcnow
 from models import inserts
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
-from services import ids
-from services.clock import utcnow
 from tests import factories
 
 

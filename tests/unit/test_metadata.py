@@ -1,7 +1,7 @@
-"""services/metadata.py: the metadata rules of docs/api.md#money-strings-and-sizes."""
+"""core/metadata.py: the metadata rules of docs/api.md#money-strings-and-sizes."""
 import pytest
 
-from services.metadata import clean_metadata, is_sensitive_key
+from core.metadata import clean_metadata, is_sensitive_key
 
 WORDS = ["password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "mnemonic",
          "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization"]

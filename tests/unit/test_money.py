@@ -1,9 +1,9 @@
-"""services/money.py: amounts are decimal strings (docs/api.md#money-strings-and-sizes), Decimal inside, never float."""
+"""core/money.py: amounts are decimal strings (docs/api.md#money-strings-and-sizes), Decimal inside, never float."""
 from decimal import Decimal
 
 import pytest
 
-from services import money
+from core import money
 
 
 @pytest.mark.parametrize("text, value", [

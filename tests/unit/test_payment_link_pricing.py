@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from services.errors import DomainError
+from core.errors import DomainError
 from models.payment_links import CUSTOMER_DEFINED, FIXED
 from services.payment_links import resolve_pricing
 

@@ -1,14 +1,14 @@
 import datetime as dt
-import re
 from decimal import Decimal
+import re
 
 import pytest
 
+from core.clock import utcnow
 from models.base import db
 from providers import base, get_provider
 from providers.base import ProviderRejected, QuoteRequest
 from providers.sandbox import SandboxProvider
-from services.clock import utcnow
 
 ADDRESS_PATTERNS = {
     "btc": r"^bc1q[02-9ac-hj-np-z]{38}$", "eth": r"^0x[0-9a-f]{40}$", "usdc.base": r"^0x[0-9a-f]{40}$",

@@ -11,7 +11,7 @@ from models.invoices import Invoice
 from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus
-from services import expiry, invoice_states, payments
+from services.engine import expiry, invoice_states, payments
 from tests import factories
 
 START = dt.datetime(2030, 1, 1, 12, 0, 0)

@@ -1,13 +1,13 @@
 """kit/tender_receiver.py on its own: the signature recipe (a fixed vector, and agreement with the
 server's signer), every refusal, and the seen-stores' once-only claim."""
+from concurrent.futures import ThreadPoolExecutor
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from kit.tender_receiver import MemorySeenStore, Receiver, Rejected, SQLiteSeenStore, sign, verify
-from services import webhook_signing
+from services.webhooks import webhook_signing
 
 SECRET = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 INTEGRATION = "int_0123456789abcdef0123456789abcdef"

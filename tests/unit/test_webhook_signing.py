@@ -1,5 +1,5 @@
 """The documented test vector (docs/webhooks.md), checked against the code that signs."""
-from services.webhook_signing import signature, signature_header, verify
+from services.webhooks.webhook_signing import signature, signature_header, verify
 
 SECRET = "whsec_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 TIMESTAMP = 1780315200

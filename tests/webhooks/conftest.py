@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
+from core.clock import utcnow
 import jobs
 from models.base import db
-from services import outbox, webhook_delivery
-from services.clock import utcnow
+from services.webhooks import outbox, webhook_delivery
 from tests.support.receiver import Receiver
 
 

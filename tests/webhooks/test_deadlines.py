@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from services import deadlines
+from core import deadlines
 from tests.webhooks.conftest import pump
 from tests.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 

@@ -6,12 +6,14 @@ import time
 
 from rq import SimpleWorker
 
+from core.clock import utcnow
+from infra import nudges, queues
 from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services import invoice_states, nudges, outbox, queues, webhook_delivery, webhook_sending, webhook_signing
-from services.clock import utcnow
+from services.engine import invoice_states
+from services.webhooks import outbox, webhook_delivery, webhook_sending, webhook_signing
 from tests import factories
 from tests.webhooks.conftest import pump
 

@@ -5,7 +5,7 @@ import dataclasses
 import time
 
 import jobs
-from jobs import embedded
+from scheduler import embedded
 from tests.support.receiver import Receiver
 from tests.webhooks.test_delivery import create_invoice, make_endpoint
 

@@ -2,11 +2,12 @@
 import dataclasses
 import datetime as dt
 
+from core.clock import utcnow
+from infra import queues
 from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.webhooks import WebhookAttempt, WebhookDelivery
-from services import outbox, queues, webhook_delivery
-from services.clock import utcnow
+from services.webhooks import outbox, webhook_delivery
 from tests.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
 

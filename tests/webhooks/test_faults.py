@@ -11,12 +11,13 @@ import threading
 import pytest
 from rq import SimpleWorker
 
+from core.clock import utcnow
+from infra import queues
 from jobs import webhooks as webhook_jobs
 from models.base import db, is_postgres
 from models.events import Event
 from models.webhooks import WebhookAttempt
-from services import queues, webhook_delivery
-from services.clock import utcnow
+from services.webhooks import webhook_delivery
 from tests.webhooks.conftest import pump
 from tests.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
@@ -54,7 +55,7 @@ def test_an_event_committed_while_redis_is_down_is_delivered_once_redis_is_back(
 def test_the_relay_leaves_fresh_events_to_their_nudge(client, auth, receiver):
     make_endpoint(client, auth, receiver.url("/hook"))
     create_invoice(client, auth)
-    from services import outbox
+    from services.webhooks import outbox
 
     with db.connection_context():
         assert outbox.relay(now=utcnow()) == 0                                    # younger than the grace
@@ -68,7 +69,7 @@ def test_two_delivery_runs_at_once_never_send_one_delivery_twice(client, auth, r
     for _ in range(4):
         create_invoice(client, auth)
     with db.connection_context():
-        from services import outbox
+        from services.webhooks import outbox
 
         outbox.relay(now=utcnow(), grace=dt.timedelta(0))
     errors = []

@@ -5,12 +5,12 @@ import json
 
 from playhouse.test_utils import count_queries
 
+from core import ids
+from core.clock import isoformat, utcnow
 from models.base import db
 from models.events import Event
 from models.webhooks import WebhookDelivery
-from services import ids
-from services.clock import isoformat, utcnow
-from services.webhook_replays import INSERT_BATCH, MAX_EVENTS
+from services.webhooks.webhook_replays import INSERT_BATCH, MAX_EVENTS
 from tests import factories
 from tests.api.assertions import assert_error
 from tests.webhooks.conftest import pump

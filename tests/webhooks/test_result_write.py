@@ -3,11 +3,11 @@ write once on a fresh connection instead of abandoning the claim, after which th
 sent a second time. PostgreSQL only: the connection is cut by pg_terminate_backend."""
 import pytest
 
+from core.clock import utcnow
 from models.base import db, is_postgres
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery
-from services import outbox, webhook_delivery, webhook_sending
-from services.clock import utcnow
+from services.webhooks import outbox, webhook_delivery, webhook_sending
 from tests.webhooks.test_delivery import create_invoice, make_endpoint
 
 

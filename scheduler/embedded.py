@@ -1,0 +1,77 @@
+"""The embedded default (no REDIS_URL): the web process runs a worker and the scheduler in
+background threads on its in-process fakeredis, so `make run` shows the whole payment flow.
+
+Started by create_app (app.py) when Redis is embedded and EMBEDDED_JOBS is on; tests call
+`start()` themselves. Production runs `rq worker` and `rq cron` as their own processes instead.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from rq import SimpleWorker
+from rq.cron import CronScheduler
+from rq.timeouts import TimerDeathPenalty
+
+from infra import queues
+from jobs import use_runtime
+
+log = logging.getLogger("tender.embedded")
+
+
+class ThreadWorker(SimpleWorker):
+    """A SimpleWorker that can live in a non-main thread: no signal handlers, timer timeouts."""
+
+    death_penalty_class = TimerDeathPenalty
+
+    def _install_signal_handlers(self):
+        pass
+
+
+class EmbeddedJobs:
+    def __init__(self, settings, *, tick_seconds: float = 0.5):
+        self.settings = settings
+        self.tick_seconds = tick_seconds
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> "EmbeddedJobs":
+        use_runtime(self.settings)
+        for name, target in (("tender-embedded-worker", self._work), ("tender-embedded-cron", self._schedule)):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout)
+
+    def _work(self) -> None:
+        connection = queues.redis()
+        worker_queues = [queues.queue(name) for name in queues.QUEUE_NAMES]
+        while not self.stopping.is_set():
+            try:
+                worker = ThreadWorker(worker_queues, connection=connection)
+                worker.work(burst=True, logging_level="WARNING")
+            except Exception:  # the loop must outlive one bad tick; the job's failure is in RQ
+                log.exception("embedded worker tick failed")
+            self.stopping.wait(self.tick_seconds)
+
+    def _schedule(self) -> None:
+        from scheduler.schedule import sweeps
+
+        scheduler = CronScheduler(connection=queues.redis(), logging_level="WARNING")
+        for sweep in sweeps(self.settings):
+            scheduler.register(**sweep)
+        while not self.stopping.is_set():
+            try:
+                scheduler.enqueue_jobs()
+            except Exception:
+                log.exception("embedded scheduler tick failed")
+            self.stopping.wait(min(self.tick_seconds, max(scheduler.calculate_sleep_interval(), 0.05)))
+
+
+def start(settings, **kwargs) -> EmbeddedJobs:
+    return EmbeddedJobs(settings, **kwargs).start()

@@ -1,0 +1,144 @@
+"""API keys: issue, authenticate, revoke. Keys are stored only as SHA-256 digests (docs/api.md#identifiers-and-secrets, docs/api.md#authentication-and-scopes)."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+import time
+
+from core.errors import BadRequest, NotFound
+from core.ids import new_public_id
+from core.platforms import PLATFORMS, platform_scopes
+from models.stores import ApiKey, Store
+
+KEY_PREFIX = "sk_live_"
+KINDS = ("standard", "bootstrap", "integration")
+BOOTSTRAP_LIFETIME = dt.timedelta(hours=24)
+# A connect whose response was lost may be retried with its spent bootstrap key for this long
+# (docs/retries.md): the same site reconnects, any other use stays refused.
+CONNECT_RETRY_WINDOW = dt.timedelta(minutes=15)
+
+MERCHANT_SCOPES = (
+    "invoices:write", "invoices:read", "invoices:create", "transactions:read",
+    "payment_links:write", "payment_links:read", "webhooks:read", "webhooks:write", "events:read",
+)
+KNOWN_SCOPES = frozenset(MERCHANT_SCOPES).union(*(platform_scopes(p) for p in PLATFORMS))
+
+
+def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
+    if kind == "standard":
+        return MERCHANT_SCOPES
+    if kind == "bootstrap":
+        return (f"{platform}:connect", f"{platform}:status")
+    return ("invoices:create", "invoices:read", "transactions:read") + platform_scopes(platform)
+
+
+def digest(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode("utf-8")).hexdigest()
+
+
+def mask(raw_key: str) -> str:
+    """How a key may appear in logs and messages: prefix and last four only."""
+    return f"{KEY_PREFIX}…{raw_key[-4:]}"
+
+
+def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw secret, which is never stored or shown again."""
+    if kind not in KINDS:
+        raise BadRequest("validation_error", f"kind: must be one of {', '.join(KINDS)}", param="kind")
+    scopes = tuple(scopes) if scopes else default_scopes(kind)
+    unknown = sorted(set(scopes) - KNOWN_SCOPES)
+    if unknown:
+        raise BadRequest("validation_error", f"scopes: unknown scope {unknown[0]!r}", param="scopes")
+    raw = KEY_PREFIX + secrets.token_hex(20)
+    key = ApiKey.create(
+        id=new_public_id("key_"),
+        store=store,
+        kind=kind,
+        digest=digest(raw),
+        last4=raw[-4:],
+        scopes=" ".join(scopes),
+        created_at=now,
+        expires_at=now + BOOTSTRAP_LIFETIME if kind == "bootstrap" else None,
+    )
+    return key, raw
+
+
+# Key lookups are cached per process for at most this long, so a key revoked by any process stops
+# working everywhere within a second (docs/security.md); this process forgets at once.
+KEY_CACHE_SECONDS = 1.0
+KEY_CACHE_SIZE = 10_000
+_key_cache: dict[str, tuple[float, dict, dict]] = {}
+
+
+def authenticate(raw_key: str, *, now: dt.datetime, connect_retry: bool = False) -> ApiKey | None:
+    """The live key for `raw_key`, with its store, in one indexed query (or from the short
+    per-process cache); None if unusable.
+    `connect_retry`: a bootstrap key spent less than CONNECT_RETRY_WINDOW ago is usable too (connect
+    then checks that the retry is for the same site)."""
+    if not raw_key.startswith(KEY_PREFIX) or len(raw_key) > 128:
+        return None
+    wanted = digest(raw_key)
+    key = _cached_key(wanted)
+    if key is None:
+        key = ApiKey.select(ApiKey, Store).join(Store).where(ApiKey.digest == wanted).first()
+        # The digest is the index key; comparing it again in constant time keeps a timing
+        # difference in the index lookup from telling anything about near-miss keys.
+        if key is None or not hmac.compare_digest(key.digest, wanted):
+            return None
+        _remember_key(key)
+    if key.revoked_at is not None:
+        return None
+    if key.consumed_at is not None:
+        return key if connect_retry and in_connect_retry_window(key, now=now) else None
+    if key.expires_at is not None and key.expires_at <= now:
+        return None
+    return key
+
+
+def in_connect_retry_window(key: ApiKey, *, now: dt.datetime) -> bool:
+    return key.kind == "bootstrap" and key.consumed_at is not None and now - key.consumed_at <= CONNECT_RETRY_WINDOW
+
+
+def granted_scopes(key: ApiKey) -> frozenset:
+    """A stored scope we no longer know (e.g. the retired payments:read) grants nothing."""
+    return key.scope_set & KNOWN_SCOPES
+
+
+def _cached_key(wanted: str) -> ApiKey | None:
+    entry = _key_cache.get(wanted)
+    if entry is None or entry[0] < time.monotonic():
+        return None
+    # A fresh instance per request: a handler may change its key or store object.
+    key = ApiKey(**entry[1])
+    key.store = Store(**entry[2])
+    return key
+
+
+def _remember_key(key: ApiKey) -> None:
+    if key.kind == "bootstrap":
+        return            # single-use: its consumption must be seen at once by every process
+    if len(_key_cache) >= KEY_CACHE_SIZE:
+        _key_cache.clear()
+    _key_cache[key.digest] = (time.monotonic() + KEY_CACHE_SECONDS, dict(key.__data__), dict(key.store.__data__))
+
+
+def forget_cached_keys() -> None:
+    """Called when this process revokes keys: no wait for the cache to run out here."""
+    _key_cache.clear()
+
+
+def revoke(key_id: str, *, now: dt.datetime) -> bool:
+    forget_cached_keys()
+    updated = ApiKey.update(revoked_at=now).where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null()).execute()
+    if not updated and not ApiKey.select().where(ApiKey.id == key_id).exists():
+        raise NotFound("api_key_not_found", f"No API key {key_id!r}.")
+    return bool(updated)
+
+
+def revoke_store_keys(store: Store, *, kind: str, now: dt.datetime) -> int:
+    forget_cached_keys()
+    return (ApiKey.update(revoked_at=now)
+            .where((ApiKey.store == store) & (ApiKey.kind == kind) & ApiKey.revoked_at.is_null())
+            .execute())

@@ -1,0 +1,42 @@
+"""Stores: created and configured by operators (CLI), read by everything else."""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from core import ids
+from core.display_text import spoofing_problem
+from core.errors import BadRequest, NotFound
+from models.stores import Store
+from services.accounts import api_keys
+
+
+def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
+                 output_asset: str = "usdc.near") -> Store:
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 200:
+        raise BadRequest("validation_error", "name: must be 1 to 200 characters", param="name")
+    problem = spoofing_problem(name)
+    if problem:
+        raise BadRequest("validation_error", f"name: {problem}", param="name")
+    return Store.create(
+        id=ids.new_uuid(), name=name, payout_wallet=payout_wallet or None, output_asset=output_asset,
+        callback_secret=secrets.token_hex(32), created_at=now, updated_at=now,
+    )
+
+
+def get_store(store_id) -> Store:
+    parsed = ids.parse_uuid(store_id)
+    store = Store.get_or_none(Store.id == parsed) if parsed else None
+    if store is None:
+        raise NotFound("store_not_found", f"No store {store_id!r}.")
+    return store
+
+
+def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
+    wallet = (wallet or "").strip()
+    if not 1 <= len(wallet) <= 256:
+        raise BadRequest("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
+    Store.update(payout_wallet=wallet, updated_at=now).where(Store.id == store.id).execute()
+    api_keys.forget_cached_keys()          # keys carry their store: this process sees the wallet at once
+    return Store.get_by_id(store.id)

@@ -1,0 +1,170 @@
+"""Invoice verbs and queries, shared by the HTTP handlers and the jobs."""
+from __future__ import annotations
+
+import datetime as dt
+
+from core import ids
+from core.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, Unavailable, validation_error
+from infra.locks import lock_row, write_transaction
+from infra.pagination import Page, PageRequest, paginate
+from models.integrations import Integration
+from models.invoices import Invoice
+from models.stores import ApiKey, Store
+from providers.base import PENDING_DEPOSIT, ProviderError
+from services import integrations
+from services.engine import invoice_states, payments
+from services.webhooks import outbox
+from services.webhooks.webhook_urls import check_target_url
+
+DEFAULT_LIST_WINDOW = dt.timedelta(days=90)
+_DATE_FILTERS = ("created_after", "created_before", "paid_after", "paid_before")
+
+
+def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, ttl_seconds: int,
+                   supported_currencies: tuple[str, ...], allow_private_callbacks: bool = False) -> Invoice:
+    """Validate what only the domain can (store, key kind, currency) and persist a `pending` invoice."""
+    if data.get("store_id") is not None and data["store_id"] != str(store.id):
+        raise Forbidden("store_mismatch", "store_id does not match the API key's store.", param="store_id")
+    if data["currency"] not in supported_currencies:
+        raise validation_error("currency", f"must be one of {', '.join(supported_currencies)}")
+    if key.kind == "integration":
+        if not data.get("external_order_id"):
+            raise validation_error("external_order_id", "is required for integration keys")
+        if data.get("callback_url"):
+            raise Forbidden("integration_key_forbidden",
+                            "callback_url is for standard keys; integrations receive webhooks.",
+                              param="callback_url")
+    if data.get("callback_url"):
+        _check_callback_url(data["callback_url"], allow_private=allow_private_callbacks)
+    if not store.payout_wallet:
+        raise BadRequest("payout_wallet_not_configured",
+                         "The store has no payout wallet; set one before creating invoices.")
+    fields = dict(
+        id=ids.new_uuid(),
+        public_id=ids.new_public_id("inv_"),
+        store=store.id,
+        amount=data["amount"],
+        currency=data["currency"],
+        order_amount=data.get("order_amount") or data["amount"],
+        order_currency=data.get("order_currency") or data["currency"],
+        output_asset=store.output_asset,
+        external_order_id=data.get("external_order_id"),
+        customer_id=data.get("customer_id"),
+        return_url=data.get("return_url"),
+        callback_url=data.get("callback_url"),
+        metadata=data.get("metadata"),
+        expires_at=now + dt.timedelta(seconds=ttl_seconds),
+    )
+    integration = integrations.for_key(key) if key.kind == "integration" else None
+    if integration is not None:
+        return _create_for_installation(integration, fields, now=now)
+    return invoice_states.create(now=now, **fields)
+
+
+def _check_callback_url(url: str, *, allow_private: bool) -> None:
+    """The webhook address rules, at create: a refused `callback_url` is this route's 400."""
+    try:
+        check_target_url(url, allow_private=allow_private, param="callback_url")
+    except DomainError as refused:
+        raise BadRequest("validation_error", refused.message, param="callback_url") from None
+
+
+ORDER_BLOCKING = invoice_states.OPEN + ("paid",)
+
+
+def _create_for_installation(integration: Integration, fields: dict, *, now: dt.datetime) -> Invoice:
+    """An installation's invoice, linked to it; one open or paid invoice per order of the shop.
+
+    The check and the insert run under a lock on the installation row (PostgreSQL: FOR UPDATE),
+    so two concurrent creates for one order cannot both pass. A unique index could not express
+    the rule: an expired invoice paid late must not collide with its successor."""
+    with write_transaction():
+        lock_row(Integration, integration.id)
+        existing = (Invoice.select(Invoice.public_id, Invoice.status)
+                    .where((Invoice.integration_id == integration.id)
+                           & (Invoice.external_order_id == fields["external_order_id"])
+                           & Invoice.status.in_(ORDER_BLOCKING))
+                    .order_by(Invoice.created_at.desc()).first())
+        if existing is not None:
+            raise Conflict("EXTERNAL_ORDER_INTEGRATION_CONFLICT",
+                           f"Order {fields['external_order_id']!r} already has invoice {existing.public_id} "
+                           f"({existing.status}).",
+                              details={"invoice_id": existing.public_id, "status": existing.status,
+                           "external_order_id": fields["external_order_id"]})
+        return invoice_states.create(now=now, integration_id=integration.id, **fields)
+
+
+def get_for_store(store: Store, public_id: str) -> Invoice:
+    """The store's invoice; a malformed id, or another store's invoice, is simply not found."""
+    invoice = None
+    if ids.is_public_id(public_id, "inv_"):
+        invoice = Invoice.get_or_none((Invoice.public_id == public_id) & (Invoice.store == store.id))
+    if invoice is None:
+        raise NotFound("invoice_not_found", f"No invoice {public_id!r} in this store.")
+    return invoice
+
+
+def get_public(public_id: str) -> Invoice:
+    """Any store's invoice by its unguessable id: the buyer's routes (docs/checkout.md)."""
+    invoice = Invoice.get_or_none(Invoice.public_id == public_id) if ids.is_public_id(public_id, "inv_") else None
+    if invoice is None:
+        raise NotFound("invoice_not_found", f"No invoice {public_id!r}.")
+    return invoice
+
+
+def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.datetime) -> Page:
+    if not any(filters.get(name) for name in _DATE_FILTERS):
+        filters = {**filters, "created_after": now - DEFAULT_LIST_WINDOW}
+    query = filtered(Invoice.select(), store, filters)
+    return paginate(query, Invoice, page, prefix="inv_", scope=Invoice.store == store.id)
+
+
+def filtered(query, store: Store, filters: dict):
+    """`query` narrowed to the store and the list filters (shared by the list and the export)."""
+    query = query.where(Invoice.store == store.id)
+    for name, field in (("status", Invoice.status), ("external_order_id", Invoice.external_order_id),
+                        ("customer_id", Invoice.customer_id), ("payment_link_id", Invoice.payment_link_id)):
+        if filters.get(name) is not None:
+            query = query.where(field == filters[name])
+    if filters.get("created_after"):
+        query = query.where(Invoice.created_at >= filters["created_after"])
+    if filters.get("created_before"):
+        query = query.where(Invoice.created_at < filters["created_before"])
+    if filters.get("paid_after"):
+        query = query.where(Invoice.paid_at >= filters["paid_after"])
+    if filters.get("paid_before"):
+        query = query.where(Invoice.paid_at < filters["paid_before"])
+    return query
+
+
+def ensure_key_may_cancel(key: ApiKey) -> None:
+    """Integration keys never cancel: the storefront must not undo what the buyer sees."""
+    if key.kind == "integration":
+        raise Forbidden("integration_key_forbidden", "Integration keys cannot cancel invoices.")
+
+
+def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, timeout_seconds: int = 3) -> Invoice:
+    """Cancel an open invoice; one with a deposit address only once the provider rules a deposit out
+    (docs/payment-engine.md#money-is-never-left-unrecorded), as the expiry sweep does. It stays watched afterwards."""
+    ensure_key_may_cancel(key)
+    if invoice.deposit_address and invoice_states.can_cancel(invoice):
+        _rule_out_deposit(invoice, provider, now=now, timeout_seconds=timeout_seconds)
+    moved = invoice_states.move(invoice.id, "cancel", now=now, guard=Invoice.deposit_seen_at.is_null())
+    if moved is None:
+        raise BadRequest("invoice_not_cancellable",
+                         f"Invoice {invoice.public_id} is {invoice.status}; only open invoices with no "
+                         "deposit seen can be cancelled.")
+    return moved
+
+
+def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_seconds: int) -> None:
+    try:
+        status = payments.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
+    except ProviderError as error:
+        raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no deposit was "
+                          f"made ({error}); retry the cancel shortly.") from None
+    if status.status != PENDING_DEPOSIT:
+        payments.apply_deposit_status(invoice, status, now=now)     # record what the provider knows
+        raise Conflict("invoice_not_cancellable",
+                       f"Invoice {invoice.public_id} has a deposit the provider already knows; it can no "
+                       "longer be cancelled.")

@@ -1,0 +1,288 @@
+"""What a provider status means for an invoice (docs/payment-engine.md) and the transactions it records (docs/api.md#transactions).
+
+`apply_deposit_status` is the one place that turns a 1Click status into moves. It is idempotent:
+each move is a compare-and-set, each transaction is unique per (invoice, type, hash), and the
+whole application of one status is one database transaction, so a repeated, reordered or
+concurrent poll changes nothing twice, and a worker killed half-way leaves nothing half-done.
+
+Units: `paid_amount`, `received_amount` and `difference_amount` are in the invoice currency (a
+USD stablecoin output is taken at par), rounded to cents; transactions carry asset units.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as AnswerTimeout
+from decimal import ROUND_HALF_UP, Decimal
+import logging
+import os
+
+import peewee as pw
+
+from core import ids
+from infra import metrics
+from models.base import db
+from models.invoices import Invoice
+from models.stores import Store
+from models.transactions import Transaction
+from providers import base
+from providers.base import DepositStatus, ProviderUnavailable
+from services.engine import invoice_states
+from services.engine.quotes import deposit_status, network_of
+
+log = logging.getLogger("tender.payments")
+_CENT = Decimal("0.01")
+DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
+                base.REFUNDED, base.FAILED)
+REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
+# Kept as they are when a refund comes: the refund transaction is their record (docs/payment-engine.md).
+# A refund of a deposit that reached an invoice closed unpaid keeps its status: the refund is the record.
+REFUND_MOVE_WHEN_CLOSED = {"expired": "late_refund", "cancelled": "crossed_refund"}
+
+
+def _cents(value: Decimal) -> Decimal:
+    return value.quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def refunded_excess(status: DepositStatus) -> Decimal:
+    """What the provider sent back of a deposit that still settled (an overpayment), origin units."""
+    if status.status == base.SUCCESS and status.refunded_amount:
+        return status.refunded_amount
+    return Decimal(0)
+
+
+def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
+    """What the buyer paid, in the invoice currency, net of what the provider sent back of a deposit
+    that still settled (an overpayment, or EXACT_OUTPUT's unused slippage buffer): the provider's USD
+    values, else pro rata of the quote. None when neither can tell (never a guess)."""
+    if status.amount_in is None:
+        return None
+    excess = refunded_excess(status)
+    if not excess and invoice.amount_due and status.amount_in > invoice.amount_due \
+            and status.status != base.SUCCESS:
+        # Above what the quote asked for, before the provider has said what it sent back: the
+        # excess is the buyer's (the quote delivers an exact output and refunds the rest), so the
+        # invoice never shows more paid than due, then less once the refund is reported.
+        excess = status.amount_in - invoice.amount_due
+    net = status.amount_in - excess
+    if status.amount_in_usd is not None and status.amount_in > 0:
+        if excess and status.refunded_amount_usd is not None:
+            return _cents(status.amount_in_usd - status.refunded_amount_usd)
+        return _cents(status.amount_in_usd * net / status.amount_in)
+    if invoice.amount_due:
+        return _cents(invoice.amount * net / invoice.amount_due)
+    return None
+
+
+def committed_amount_out(invoice: Invoice) -> Decimal:
+    """What the committed quote promised the merchant, in output-asset units: quotes are
+    EXACT_OUTPUT of the invoice amount (services/engine/quotes.py)."""
+    return invoice.amount
+
+
+def hold(invoice_id, reason: str, *, detail: str = "") -> bool:
+    """Set the invoice aside for an operator (docs/operations.md#invoices-held-or-stuck).
+
+    Log line and metric once per new reason; a repeated poll with the same problem writes nothing."""
+    held = Invoice.update(review_reason=reason).where(
+        (Invoice.id == invoice_id) & (Invoice.review_reason.is_null() | (Invoice.review_reason != reason))
+    ).execute() == 1
+    if held:
+        public_id = Invoice.select(Invoice.public_id).where(Invoice.id == invoice_id).scalar()
+        log.warning("invoice held for review: invoice=%s reason=%s %s", public_id, reason, detail)
+        metrics.count("invoices_held", reason)
+    return held
+
+
+_askers: dict = {}
+
+
+def ask_deposit_status(provider, invoice: Invoice, *, timeout_seconds: float) -> DepositStatus:
+    """The provider's status of the invoice's deposit, waited for at most `timeout_seconds`
+    (then ProviderUnavailable): a stalled provider cannot hold a request or a sweep, whatever the
+    adapter's own timeouts. The call runs on a small per-process pool and may finish unseen."""
+    pool = _askers.get(os.getpid())
+    if pool is None:                      # one pool per process, made after any fork
+        pool = _askers[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="provider-ask")
+
+    def ask():
+        with db.connection_context():     # the sandbox reads its chain from the database
+            return deposit_status(provider, invoice)
+
+    try:
+        return pool.submit(ask).result(timeout=timeout_seconds)
+    except AnswerTimeout:
+        raise ProviderUnavailable(f"no answer within {timeout_seconds} s") from None
+
+
+def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
+    """Apply one provider status to the invoice; returns the invoice as it is afterwards."""
+    reason = base.untrusted_reason(status)
+    if reason is not None:
+        hold(invoice.id, reason, detail=f"provider answered {status!r}")
+        return Invoice.get_by_id(invoice.id)
+    with db.atomic():
+        learned = Invoice.provider_status.is_null() | (Invoice.provider_status != status.status)
+        if status.correlation_id:
+            learned |= Invoice.provider_ref.is_null()
+        Invoice.update(provider_status=status.status,
+                       provider_ref=pw.fn.COALESCE(Invoice.provider_ref, status.correlation_id)).where(
+            (Invoice.id == invoice.id) & learned).execute()
+        current = Invoice.get_by_id(invoice.id)    # read once; each handler passes on what its move returns
+        if status.status in DEPOSIT_SEEN:
+            if invoice_states.note_deposit(invoice.id, now=now):
+                current.deposit_seen_at = current.updated_at = now
+            _record_origin(current, status, now=now)
+        handler = _HANDLERS.get(status.status)
+        return handler(current, status, now) if handler is not None else current
+
+
+def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
+    """The buyer's deposit: the first origin-chain hash Tender recorded for the invoice (seen at
+    KNOWN_DEPOSIT_TX); later hashes are refunds or further deposits (docs/payment-engine.md)."""
+    recorded = (Transaction.select(Transaction.transaction_hash)
+                .where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
+                .order_by(Transaction.created_at, Transaction.id).first())
+    if recorded is not None:
+        return recorded.transaction_hash
+    if status.deposit_tx_hash or not status.origin_tx_hashes:
+        return status.deposit_tx_hash
+    return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
+
+
+def _moved(current: Invoice, moved: Invoice | None) -> Invoice:
+    """What a move returned, or the row as it is when the move did not apply (a concurrent poll won)."""
+    return moved if moved is not None else Invoice.get_by_id(current.id)
+
+
+def _held(current: Invoice, reason: str, detail: str) -> Invoice:
+    hold(current.id, reason, detail=detail)
+    return Invoice.get_by_id(current.id)
+
+
+def _confirm_paid(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    if current.status not in invoice_states.MOVES["deposit_confirmed"][0]:
+        return current
+    paid_amount = deposit_value(current, status)
+    if paid_amount is None:
+        return _held(current, "missing_amount", "no USD value and no committed quote to value the deposit")
+    origin_hash = deposit_hash(current, status)
+    return _moved(current, invoice_states.move(current.id, "deposit_confirmed", now=now, paid_at=now,
+                                               paid_amount=paid_amount, swap_status="processing",
+                                               transaction_hash=origin_hash))
+
+
+def _on_success(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    current = _confirm_paid(current, status, now)          # SUCCESS seen first: paid, then settled
+    if current.status != "paid" or current.swap_status != "processing":
+        return current
+    if refunded_excess(status):
+        _record_refund(current, status, now=now, suffix="excess")
+        current.paid_amount = deposit_value(current, status)
+        Invoice.update(paid_amount=current.paid_amount).where(Invoice.id == current.id).execute()
+    payout_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
+    covered = status.amount_out is not None and status.amount_out >= committed_amount_out(current)
+    if not covered or payout_hash is None:
+        return _held(current, "no_payout_hash" if payout_hash is None else "short_delivery",
+                     f"delivered={status.amount_out} promised={committed_amount_out(current)}")
+    store = Store.get_by_id(current.store_id)
+    _record(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
+            token=current.output_asset, amount=status.amount_out, from_wallet=None,
+            to_wallet=store.payout_wallet, status="confirmed")
+    # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
+    received = _cents(status.amount_out)
+    return _moved(current, invoice_states.move(current.id, "settle", now=now, received_amount=received,
+                                               difference_amount=received - current.paid_amount, swap_status=None,
+                                               settled_at=now, review_reason=None))
+
+
+def _on_incomplete(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    return _moved(current, invoice_states.move(current.id, "underpaid", now=now,
+                                               paid_amount=deposit_value(current, status)))
+
+
+def _on_refunded(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    refundable = current.status in invoice_states.WATCHED or (
+        current.status == "paid" and current.swap_status == "processing")
+    if not refundable:
+        return current
+    recorded = _record_refund(current, status, now=now)
+    if current.status in REFUND_MOVE_WHEN_CLOSED:
+        if not recorded:                          # once: a repeated poll touches nothing
+            return current
+        return _moved(current, invoice_states.move(current.id, REFUND_MOVE_WHEN_CLOSED[current.status], now=now))
+    return _moved(current, invoice_states.move(current.id, "refund", now=now, swap_status=None))
+
+
+def _on_failed(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+    return _moved(current, invoice_states.move(current.id, "fail", now=now, swap_status=None))
+
+
+_HANDLERS = {
+    base.PROCESSING: _confirm_paid,
+    base.SUCCESS: _on_success,
+    base.INCOMPLETE_DEPOSIT: _on_incomplete,
+    base.REFUNDED: _on_refunded,
+    base.FAILED: _on_failed,
+}
+
+
+def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime, suffix: str = "") -> bool:
+    """Record what the provider sent back to the buyer; True when it was not recorded before."""
+    deposit = deposit_hash(invoice, status)
+    listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != deposit)
+    if listed:
+        refund_hash = listed[0]
+    else:   # no hash yet: one stable key per provider swap (and per kind of refund)
+        refund_hash = f"provider:{invoice.provider_ref}" + (f":{suffix}" if suffix else "")
+    amount = status.refunded_amount if status.refunded_amount is not None else status.amount_in
+    key = ((Transaction.invoice == invoice.id) & (Transaction.type == "refund")
+           & (Transaction.transaction_hash == refund_hash))
+    if Transaction.select().where(key).exists():
+        return False
+    _record(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
+            token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
+            to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed))
+    return True
+
+
+def _record_origin(current: Invoice, status: DepositStatus, *, now: dt.datetime) -> None:
+    if not status.origin_tx_hashes or status.amount_in is None:
+        return
+    confirmed = status.status != base.KNOWN_DEPOSIT_TX
+    _record(current, "payment_origin", deposit_hash(current, status), now=now,
+            network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
+            amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
+            status="confirmed" if confirmed else "pending")
+
+
+def _record(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.datetime, status: str,
+            verified: bool | None = None, **fields) -> Transaction:
+    """Insert the movement once; a later poll may only promote it from pending to confirmed."""
+    key = ((Transaction.invoice == invoice.id) & (Transaction.type == type_)
+           & (Transaction.transaction_hash == transaction_hash))
+    confirmed = status == "confirmed"
+    verified = confirmed if verified is None else verified
+    existing = Transaction.get_or_none(key)
+    if existing is None:
+        try:
+            with db.atomic():
+                return Transaction.create(
+                    id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id,
+                    invoice=invoice.id, type=type_, transaction_hash=transaction_hash, status=status,
+                    verified=verified, confirmed_at=now if confirmed else None, created_at=now,
+                    updated_at=now, **fields)
+        except pw.IntegrityError:
+            existing = Transaction.get(key)       # a concurrent poll recorded it first
+    if confirmed and existing.status == "pending":
+        Transaction.update(status="confirmed", verified=verified, confirmed_at=now, updated_at=now).where(
+            key & (Transaction.status == "pending")).execute()
+    return Transaction.get(key)
+
+
+def stuck(*, now: dt.datetime) -> list[Invoice]:
+    """Invoices held for review (whatever their state), and paid ones still converting an hour
+    after their deadline."""
+    late = ((Invoice.status == "paid") & (Invoice.swap_status == "processing")
+            & (Invoice.expires_at < now - REVIEW_AFTER_DEADLINE))
+    return list(Invoice.select().where(late | Invoice.review_reason.is_null(False)).order_by(Invoice.expires_at))

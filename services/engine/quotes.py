@@ -1,0 +1,137 @@
+"""Pricing an invoice in the buyer's asset, and committing to a deposit address (docs/payment-engine.md).
+
+The merchant receives `invoice.amount` units of the store's `output_asset` (a USD stablecoin,
+taken at par with the invoice currency: see docs/decisions.md, "Payment engine"); the provider
+quotes EXACT_OUTPUT, so the buyer's `amount_in` carries the swap fee.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from core.errors import BadRequest, Unavailable
+from models.invoices import Invoice
+from models.stores import Store
+from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from services.engine import invoice_states
+
+log = logging.getLogger("tender.quotes")
+NATIVE_NETWORKS = {"xlm": "stellar", "trx": "tron", "bnb": "bsc", "ada": "cardano"}
+
+
+def network_of(asset_code: str) -> str:
+    """`usdc.eth` -> `eth`; a native coin's code names its own chain (`btc`), with a few exceptions."""
+    if "." in asset_code:
+        return asset_code.split(".", 1)[1]
+    return NATIVE_NETWORKS.get(asset_code, asset_code)
+
+
+def checkout_unavailable() -> Unavailable:
+    """The buyer's 503 whenever the provider cannot answer, refused credentials included (the
+    operator's to fix): never the provider's own words."""
+    return Unavailable("checkout_unavailable", "Checkout is temporarily unavailable; retry shortly.")
+
+
+def supported_assets(provider) -> list[Asset]:
+    try:
+        return sorted(provider.supported_assets(), key=lambda asset: asset.code)
+    except ProviderUnavailable:
+        raise checkout_unavailable() from None
+
+
+def find_asset(provider, code) -> Asset:
+    if isinstance(code, str):
+        for asset in supported_assets(provider):
+            if asset.code == code:
+                return asset
+    raise BadRequest("unsupported_asset", f"origin_asset {code!r} is not accepted; "
+                     "GET /v1/public/assets lists the assets you can pay with.", param="origin_asset")
+
+
+def _ensure_payable(invoice: Invoice, now: dt.datetime) -> None:
+    if not invoice_states.can_quote(invoice) or now >= invoice.expires_at:
+        raise BadRequest("invoice_not_payable",
+                         f"Invoice {invoice.public_id} is {invoice.status}"
+                         f"{' and past its expiry' if now >= invoice.expires_at else ''}; it takes no new quote.")
+
+
+def _ask(provider, request: QuoteRequest) -> Quote:
+    try:
+        return provider.quote(request)
+    except ProviderUnavailable:
+        raise checkout_unavailable() from None
+    except ProviderRejected as error:
+        raise BadRequest("validation_error", f"refund_to: the swap provider refused the quote ({error})",
+                          param="refund_to") from None
+
+
+def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | None, now: dt.datetime) -> Quote:
+    """A dry quote: what the buyer would send. Moves pending -> quoted (no event)."""
+    find_asset(provider, origin_asset)
+    _ensure_payable(invoice, now)
+    store = Store.get_by_id(invoice.store_id)
+    quote = _ask(provider, QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
+        recipient=store.payout_wallet or "", refund_to=refund_to or "", deadline=invoice.expires_at,
+        dry=True, reference=invoice.public_id))
+    invoice_states.move(invoice.id, "quote", now=now, origin_asset=origin_asset)
+    return quote
+
+
+def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
+    """What a committed quote writes on the invoice, whoever commits it (buyer route, checkout,
+    test helper); `next_poll_at` puts it in the chain poller's hands at once."""
+    return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
+            "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
+            "provider_ref": quote.correlation_id, "next_poll_at": now,
+            "origin_decimals": quote.origin_decimals, "destination_decimals": quote.destination_decimals}
+
+
+def deposit_status(provider, invoice: Invoice):
+    """Ask the provider about the invoice's deposit, with the decimals recorded at quote time
+    (passed only when recorded: the sandbox quotes without them)."""
+    recorded = (invoice.origin_decimals, invoice.destination_decimals)
+    if None in recorded:
+        return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo)
+    return provider.deposit_status(invoice.deposit_address, invoice.deposit_memo, decimals=recorded)
+
+
+DEFAULT_MIN_REMAINING_SECONDS = 120
+
+
+def time_needed_to_pay(invoice: Invoice, min_remaining_seconds: int) -> dt.timedelta:
+    """How long before `expires_at` a deposit address may still be issued: the setting, but never
+    more than a quarter of the invoice's lifetime (docs/payment-engine.md#money-is-never-left-unrecorded)."""
+    return min(dt.timedelta(seconds=min_remaining_seconds), (invoice.expires_at - invoice.created_at) / 4)
+
+
+def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime,
+           min_remaining_seconds: int = DEFAULT_MIN_REMAINING_SECONDS) -> tuple[Invoice, Quote | None]:
+    """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment.
+
+    Repeating it on an invoice that already has its address returns that invoice unchanged. An
+    invoice too close to its expiry is refused: the buyer could not pay the address in time.
+    """
+    find_asset(provider, origin_asset)
+    if invoice.status == "awaiting_payment" and invoice.deposit_address:
+        return invoice, None
+    _ensure_payable(invoice, now)
+    needed = time_needed_to_pay(invoice, min_remaining_seconds)
+    if invoice.expires_at - now < needed:
+        raise BadRequest("invoice_expiring",
+                         f"Invoice {invoice.public_id} expires in less than {int(needed.total_seconds())} s; "
+                         "too late to take a deposit address. Ask the merchant for a new invoice.")
+    store = Store.get_by_id(invoice.store_id)
+    if not store.payout_wallet:
+        raise BadRequest("payout_wallet_not_configured", "The store has no payout wallet.")
+    quote = _ask(provider, QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
+        recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
+        reference=invoice.public_id))
+    moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
+                                **committed_fields(quote, refund_to=refund_to, now=now))
+    if moved is None:
+        # A concurrent commit won: its address is the invoice's; ours is never shown to anyone.
+        log.info("commit lost a race on %s; keeping the first deposit address", invoice.public_id)
+        return Invoice.get_by_id(invoice.id), None
+    return moved, quote

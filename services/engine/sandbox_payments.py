@@ -1,0 +1,32 @@
+"""The sandbox payment helpers (docs/payment-engine.md): simulate a buyer's deposit on the sandbox chain.
+
+Only the deposit is simulated; the ordinary polling and settlement jobs then move the invoice,
+exactly as they would with the real provider.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from core.errors import BadRequest
+from models.invoices import Invoice
+from providers.sandbox import sandbox_refund_address
+from services.engine import invoice_states, quotes
+
+DEFAULT_ORIGIN_ASSET = "usdc.eth"
+
+
+def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount: Decimal | None,
+                     origin_asset: str | None, refund_to: str | None, now: dt.datetime) -> Invoice:
+    if not invoice.deposit_address:
+        if not invoice_states.can_quote(invoice):
+            raise BadRequest("invoice_not_payable",
+                             f"Invoice {invoice.public_id} is {invoice.status} and has no deposit address.")
+        origin_asset = origin_asset or DEFAULT_ORIGIN_ASSET
+        quotes.find_asset(provider, origin_asset)
+        invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset,
+                                        refund_to=refund_to or sandbox_refund_address(origin_asset), now=now)
+    # A second call on the same address records nothing new: one simulated deposit per address.
+    provider.record_deposit(invoice.deposit_address, outcome=outcome, amount=amount, now=now)
+    Invoice.update(next_poll_at=now).where(Invoice.id == invoice.id).execute()   # poll it now
+    return Invoice.get_by_id(invoice.id)

@@ -1,0 +1,63 @@
+"""Transaction queries (the payment engine records them; see docs/api.md#transactions)."""
+from __future__ import annotations
+
+from core import ids
+from core.errors import NotFound
+from infra.pagination import Page, PageRequest, paginate
+from models.invoices import Invoice
+from models.stores import Store
+from models.transactions import Transaction
+
+
+
+def _with_invoice():
+    # The invoice's public id is part of every transaction's JSON: join once, never per row.
+    return Transaction.select(Transaction, Invoice.public_id).join(Invoice)
+
+
+def get_for_store(store: Store, public_id: str) -> Transaction:
+    transaction = None
+    if ids.is_public_id(public_id, "txn_"):
+        transaction = _with_invoice().where(
+            (Transaction.public_id == public_id) & (Transaction.store == store.id)).first()
+    if transaction is None:
+        raise NotFound("transaction_not_found", f"No transaction {public_id!r} in this store.")
+    return transaction
+
+
+def get_by_hash(store: Store, transaction_hash: str) -> Transaction:
+    transaction = None
+    if 0 < len(transaction_hash) <= 256:
+        transaction = (_with_invoice()
+                       .where((Transaction.transaction_hash == transaction_hash) & (Transaction.store == store.id))
+                       .order_by(Transaction.created_at.desc()).first())
+    if transaction is None:
+        raise NotFound("transaction_not_found", "No transaction with that hash in this store.")
+    return transaction
+
+
+def list_for_store(store: Store, filters: dict, page: PageRequest) -> Page:
+    query = filtered(_with_invoice(), store, filters)
+    return paginate(query, Transaction, page, prefix="txn_", scope=Transaction.store == store.id)
+
+
+def filtered(query, store: Store, filters: dict):
+    """`query` (joined with Invoice) narrowed to the store and the list filters; the export adds a
+    `created_after`/`created_before` range."""
+    query = query.where(Transaction.store == store.id)
+    for name, field in (("type", Transaction.type), ("status", Transaction.status),
+                        ("invoice_id", Invoice.public_id), ("payment_link_id", Invoice.payment_link_id),
+                        ("customer_id", Invoice.customer_id)):
+        if filters.get(name) is not None:
+            query = query.where(field == filters[name])
+    if filters.get("created_after"):
+        query = query.where(Transaction.created_at >= filters["created_after"])
+    if filters.get("created_before"):
+        query = query.where(Transaction.created_at < filters["created_before"])
+    return query
+
+
+def list_for_invoice(invoice: Invoice) -> list[Transaction]:
+    """All of an invoice's movements, oldest first (payment, then settlement or refund)."""
+    return list(_with_invoice().where(Transaction.invoice == invoice.id)
+                .order_by(Transaction.created_at.asc(), Transaction.id.asc()))

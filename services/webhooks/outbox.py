@@ -1,0 +1,167 @@
+"""The outbox relay: committed event rows become delivery rows (fan-out), then deliveries are sent.
+
+The database is the truth: an RQ job is only a nudge to do the work now. `nudge_fan_out()` runs
+after the event's transaction commits (models/after_commit.py) and queues one run for however many events a burst
+commits; if Redis is unreachable the nudge is lost and `relay()` (the scheduler's sweep) fans
+the event out a few seconds later instead. Fan-out is
+idempotent: the event is marked dispatched by compare-and-set in the same transaction that
+creates its deliveries, and (event, target) is unique.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+import secrets
+
+import peewee as pw
+
+from core import clock, ids
+from infra import nudges
+from infra.locks import write_transaction
+from models.events import Event
+from models.integrations import Integration
+from models.invoices import Invoice
+from models.webhooks import WebhookDelivery, WebhookEndpoint
+from services.webhooks import webhook_delivery
+
+CALLBACK_TARGET = "callback_url"
+RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
+RELAY_BATCH = 200
+FAN_OUT_JOB = "jobs.webhooks.fan_out_pending"
+DELIVER_JOB = "jobs.webhooks.deliver_due"
+
+
+def nudge_fan_out() -> None:
+    """Ask a worker to fan out events once they are committed; a lost nudge only delays."""
+    nudges.nudge("webhooks", FAN_OUT_JOB)
+
+
+def nudge_delivery() -> None:
+    """Ask a worker for a delivery run once the caller's transaction commits: one run for a
+    burst, since a run claims everything due."""
+    nudges.nudge("webhooks", DELIVER_JOB)
+
+
+def _targets(event: Event) -> list[dict]:
+    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback.
+    A storefront installation's endpoint gets only the invoices created through that installation
+    (its dedicated key), never the store's others (docs/webhooks.md#storefront-installations)."""
+    invoice = None
+    if event.invoice_id is not None:
+        invoice = (Invoice.select(Invoice.callback_url, Invoice.integration_id)
+                   .where(Invoice.id == event.invoice_id).first())
+    endpoints = (WebhookEndpoint.select(WebhookEndpoint, Integration.id.alias("installation"))
+                 .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
+                 .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
+                 .order_by(WebhookEndpoint.created_at).objects())
+    own_installation = invoice.integration_id if invoice is not None else None
+    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None,
+                "healthy": endpoint.failing_since is None}
+               for endpoint in endpoints if endpoint.subscribes_to(event.type)
+               and (endpoint.installation is None or endpoint.installation == own_installation)]
+    callback_url = invoice.callback_url if invoice is not None else None
+    if callback_url:
+        # The legacy callback receives every kind, like an endpoint subscribed to ["*"].
+        targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": callback_url, "healthy": True})
+    return targets
+
+
+@dataclass
+class DirectSend:
+    """A fan-out run's claim on the deliveries it creates, to send them itself at once."""
+    token: str
+    policy: webhook_delivery.DeliveryPolicy
+    budget: int             # at most this many claimed: the run's slots, well inside the claim
+    left_unclaimed: int = 0
+
+
+def fan_out(event_id, *, now: dt.datetime, direct: DirectSend | None = None) -> int:
+    """Create the event's deliveries and mark it dispatched, once. Returns deliveries created
+    (0 when the event is unknown or another worker already dispatched it).
+
+    With `direct` the deliveries are created already claimed for their first attempt, as
+    `webhook_delivery.claim_due` would leave them, for the caller to send at once; except where
+    that could hurt fairness (a failing endpoint, or one at its in-flight cap) or the run has no
+    slot left: those are created due, for a delivery run (docs/webhooks.md#fairness)."""
+    with write_transaction():
+        claimed = (Event.update(dispatched_at=now)
+                   .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
+        if claimed == 0:
+            return 0
+        event = Event.get_by_id(event_id)
+        targets = _targets(event)
+        room = set()
+        if direct is not None:
+            room = webhook_delivery.endpoints_with_room(
+                [target["endpoint"] for target in targets if target["healthy"] and target["endpoint"]],
+                direct.policy, now=now)
+        rows = []
+        for target in targets:
+            healthy = target.pop("healthy")
+            first_attempt = dict(attempts=0, next_attempt_at=now)
+            if direct is not None:
+                if direct.budget > 0 and healthy and (target["endpoint"] is None or target["endpoint"] in room):
+                    direct.budget -= 1
+                    first_attempt = dict(claim_token=direct.token, attempts=1, last_attempt_at=now,
+                                         next_attempt_at=now + dt.timedelta(seconds=direct.policy.claim_seconds))
+                else:
+                    direct.left_unclaimed += 1
+            rows.append(dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id,
+                             event=event.id, status="pending", created_at=now, updated_at=now, **target,
+                             **first_attempt))
+        if not rows:
+            return 0
+        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too).
+        return len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
+
+
+def fan_out_and_send(policy: webhook_delivery.DeliveryPolicy, *, now=clock.utcnow,
+                     batch: int = RELAY_BATCH) -> tuple[int, webhook_delivery.RunCounts]:
+    """The nudged run: fan out every undispatched event, however young, and send the deliveries it
+    creates itself. As many as its slots can send within their claim are created claimed by this
+    run, so their first attempt costs no claim transaction; the rest are claimed as slots free. The sending is a
+    delivery run (webhook_delivery.deliver_due), so a slow receiver holds only its own slots and
+    events committed meanwhile are fanned out and sent while it trickles. A run that dies leaves
+    claims that run out, and a delivery run takes them over (docs/webhooks.md).
+    Returns (deliveries created, what their first attempts did)."""
+    nudges.run_started(FAN_OUT_JOB)
+    # As many as the run's slots can surely send before their claim runs out (attempts are cut
+    # off at their deadline), so a claimed delivery is never sent twice.
+    rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)
+    direct = DirectSend(token=secrets.token_hex(16), policy=policy, budget=policy.concurrency * rounds)
+    created = 0
+    while True:
+        pending = _undispatched(now=now(), grace=dt.timedelta(0), batch=batch)
+        for event_id in pending:
+            created += fan_out(event_id, now=now(), direct=direct)
+        if len(pending) < batch:
+            break
+    counts = webhook_delivery.deliver_due(
+        policy, now=now, first=webhook_delivery.claimed_work(direct.token), claim_more=direct.left_unclaimed > 0,
+        before_idle_look=lambda: relay(now=now(), grace=dt.timedelta(0)))
+    return created, counts
+
+
+def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
+    """Events not dispatched and older than `grace`, oldest first (the partial index event_undispatched)."""
+    return [event_id for (event_id,) in Event.select(Event.id)
+            .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
+            .order_by(Event.created_at).limit(batch).tuples()]
+
+
+def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH) -> int:
+    """Fan out every event left undispatched for longer than `grace` (lost nudges, Redis outages,
+    crashed workers). Returns deliveries created; a delivery run sends them."""
+    created = 0
+    while True:
+        pending = _undispatched(now=now, grace=grace, batch=batch)
+        for event_id in pending:
+            created += fan_out(event_id, now=now)
+        if len(pending) < batch:
+            return created
+
+
+def has_due_deliveries(*, now: dt.datetime) -> bool:
+    return (WebhookDelivery.select(WebhookDelivery.id)
+            .where((WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now))
+            .limit(1).exists())

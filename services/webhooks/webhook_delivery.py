@@ -1,0 +1,386 @@
+"""Delivery runs (docs/operations.md, docs/webhooks.md): claim due rows from the database in batches, send them
+concurrently from one job, record every attempt, and schedule the next one on the row.
+
+A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a
+fresh token: no other worker can claim it meanwhile, so one delivery is never attempted twice
+at once, and a worker that dies mid-attempt leaves a claim that simply runs out, after which
+the delivery is claimed again (the lost attempt is recorded as `interrupted`). Results are
+written only where the token still matches, so a succeeded delivery is never sent again by a
+duplicated or retried job.
+"""
+from __future__ import annotations
+
+import collections
+import datetime as dt
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+import logging
+import random
+import secrets
+import time
+
+import peewee as pw
+from peewee import fn
+import requests
+
+from core import clock, ids
+from infra import metrics
+from infra.locks import write_transaction
+from models.base import db, is_postgres, replace_connection
+from models.events import Event
+from models.integrations import Integration
+from models.stores import Store
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_session
+
+log = logging.getLogger("tender.webhooks")
+
+DISABLE_AFTER = dt.timedelta(days=3)
+JITTER = 0.10
+
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    retry_schedule: tuple[int, ...]
+    timeout_seconds: int
+    claim_seconds: int
+    concurrency: int
+    allow_private: bool
+    max_in_flight_per_endpoint: int = 4
+
+    @classmethod
+    def from_settings(cls, settings) -> "DeliveryPolicy":
+        return cls(settings.webhook_retry_schedule, settings.webhook_timeout_seconds,
+                   settings.webhook_claim_seconds, settings.webhook_concurrency,
+                   settings.allow_private_webhook_urls, settings.webhook_max_in_flight_per_endpoint)
+
+    def next_attempt_at(self, attempts_made: int, now: dt.datetime) -> dt.datetime | None:
+        """When to try again after `attempts_made` failed attempts; None when out of retries."""
+        if attempts_made > len(self.retry_schedule):
+            return None
+        delay = self.retry_schedule[attempts_made - 1]
+        return now + dt.timedelta(seconds=delay * (1 + random.uniform(0, JITTER)))
+
+
+@dataclass
+class RunCounts:
+    succeeded: int = 0
+    failed_attempts: int = 0
+    given_up: int = 0
+    outcomes: list = field(default_factory=list, repr=False)
+
+
+# Claims are serialised on PostgreSQL (SQLite's IMMEDIATE transaction already is), so the
+# per-endpoint in-flight count a claim reads cannot change under it.
+_CLAIM_LOCK = 0x7E4D_0013
+
+
+def _target_key():
+    """What the in-flight cap counts per: the endpoint, or for legacy callbacks the store (as the
+    database's own text, so the same value round-trips through both drivers unconverted)."""
+    return fn.COALESCE(WebhookDelivery.endpoint, WebhookDelivery.store).cast("text")
+
+
+def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
+    """Reserve up to `limit` due deliveries (oldest due first) for this worker, never more than
+    `policy.max_in_flight_per_endpoint` claimed at once for one endpoint (docs/webhooks.md#fairness)."""
+    if limit <= 0:
+        return []
+    token = secrets.token_hex(16)
+    with write_transaction():
+        if is_postgres():
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
+        rows = _due_within_caps(policy, now=now, limit=limit)
+        if not rows:
+            return []
+        (WebhookDelivery.update(claim_token=token, attempts=WebhookDelivery.attempts + 1, last_attempt_at=now,
+                                next_attempt_at=now + dt.timedelta(seconds=policy.claim_seconds), updated_at=now)
+         .where(WebhookDelivery.id.in_([row.id for row in rows])).execute())
+        interrupted = [row for row in rows if row.claim_token is not None]
+        if interrupted:
+            # The worker that held these died mid-attempt (its claim ran out): say so in the history.
+            WebhookAttempt.insert_many([
+                dict(id=ids.new_uuid(), delivery=row.id, number=row.attempts, outcome="interrupted",
+                     started_at=row.last_attempt_at or now, error="the worker stopped during this attempt")
+                for row in interrupted]).execute()
+        return _load_work(token)
+
+
+def _in_flight_counts(*, now: dt.datetime) -> dict:
+    """Claimed, unexpired attempts per cap target (endpoint, or store for legacy callbacks)."""
+    key = _target_key()
+    return dict(WebhookDelivery.select(key, fn.COUNT(WebhookDelivery.id))
+                .where(_in_flight(now)).group_by(key).tuples())
+
+
+def _in_flight(now: dt.datetime):
+    return ((WebhookDelivery.status == "pending") & WebhookDelivery.claim_token.is_null(False)
+            & (WebhookDelivery.next_attempt_at > now))
+
+
+def endpoints_with_room(endpoint_ids: list, policy: DeliveryPolicy, *, now: dt.datetime) -> set:
+    """Those of `endpoint_ids` with fewer attempts in flight than the per-endpoint cap."""
+    if not endpoint_ids:
+        return set()
+    counts = dict(WebhookDelivery.select(WebhookDelivery.endpoint, fn.COUNT(WebhookDelivery.id))
+                  .where(_in_flight(now) & WebhookDelivery.endpoint.in_(endpoint_ids))
+                  .group_by(WebhookDelivery.endpoint).tuples())
+    return {endpoint_id for endpoint_id in endpoint_ids
+            if counts.get(endpoint_id, 0) < policy.max_in_flight_per_endpoint}
+
+
+def _due_within_caps(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list:
+    """The oldest due deliveries whose endpoint has room: a hostile endpoint's backlog takes at
+    most its cap, and the rest of the batch goes to everyone else."""
+    cap = policy.max_in_flight_per_endpoint
+    key = _target_key()
+    in_flight = _in_flight_counts(now=now)
+    due = (WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now)
+    full = [target for target, count in in_flight.items() if count >= cap]
+    if full:
+        due &= key.not_in(full)
+    ranked = (WebhookDelivery.select(WebhookDelivery.id, fn.ROW_NUMBER().over(
+                  partition_by=[key], order_by=[WebhookDelivery.next_attempt_at]).alias("place"))
+              .where(due).alias("ranked"))
+    query = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
+                                    WebhookDelivery.last_attempt_at, key.alias("target"))
+             .where(WebhookDelivery.id.in_(WebhookDelivery.select(ranked.c.id).from_(ranked)
+                                           .where(ranked.c.place <= cap)))
+             .order_by(WebhookDelivery.next_attempt_at).limit(limit))
+    if is_postgres():
+        query = query.for_update(of=WebhookDelivery, skip_locked=True)
+    rows, room = [], {}
+    for row in query:
+        target = row.target
+        room.setdefault(target, cap - in_flight.get(target, 0))
+        if room[target] > 0:
+            room[target] -= 1
+            rows.append(row)
+    return rows
+
+
+def claimed_work(token: str) -> list[Work]:
+    """The deliveries claimed under `token`, ready to send."""
+    return _load_work(token)
+
+
+def _load_work(token: str) -> list[Work]:
+    query = (WebhookDelivery.select(
+                 WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
+                 WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
+                 Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
+                 WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
+                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret,
+                 Integration.public_id.alias("integration_public_id"))
+             .join(Event, on=(WebhookDelivery.event == Event.id))
+             .switch(WebhookDelivery)
+             .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
+             .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
+             .switch(WebhookDelivery)
+             .join(Store, on=(WebhookDelivery.store == Store.id))
+             .where(WebhookDelivery.claim_token == token)
+             .dicts())
+    now = clock.utcnow()
+    work = []
+    for row in query:
+        if row["endpoint_id"] is not None:
+            keys = [row["secret"]]
+            expires = row["previous_secret_expires_at"]
+            if row["previous_secret"] and expires and expires > now:
+                keys.append(row["previous_secret"])
+            url, enabled, failing_since = row["endpoint_url"], row["enabled"], row["failing_since"]
+        else:
+            keys, url, enabled, failing_since = [row["callback_secret"]], row["url"], True, None
+        work.append(Work(delivery_id=row["id"], public_id=row["public_id"], number=row["attempts"],
+                         claim_token=token, url=url, secrets=keys, body=render_body(row["payload"]),
+                         event_public_id=row["event_public_id"], event_type=row["event_type"],
+                         endpoint_id=row["endpoint_id"], endpoint_enabled=bool(enabled),
+                         endpoint_failing_since=failing_since,
+                         integration_public_id=row["integration_public_id"]))
+    return work
+
+
+def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
+    """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction.
+
+    A lost database connection (PostgreSQL restarting, a dropped socket) is retried once on a fresh
+    connection: given up, the claims would lapse and these deliveries be sent a second time."""
+    try:
+        written = _record_once(outcomes, policy, now=now)
+    except (pw.OperationalError, pw.InterfaceError) as error:
+        log.warning("delivery results not written (%s); retrying once on a new connection", error)
+        replace_connection()
+        written = _record_once(outcomes, policy, now=now)
+    counts.succeeded += written.succeeded
+    counts.failed_attempts += written.failed_attempts
+    counts.given_up += written.given_up
+    counts.outcomes.extend(written.outcomes)
+
+
+def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
+    counts = RunCounts()
+    attempts, endpoint_results = [], {}
+    results = [(outcome, _result_fields(outcome, policy, now=now)) for outcome in outcomes]
+    with db.atomic():
+        kept = _write_results(results, now=now)
+        for outcome, fields in results:
+            work = outcome.work
+            if work.delivery_id not in kept:
+                # The claim ran out and another worker took over, or the endpoint was deleted.
+                log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
+                continue
+            attempts.append(dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
+                                 outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
+                                 status_code=outcome.status_code, latency_ms=outcome.latency_ms,
+                                 error=outcome.error, response_excerpt=outcome.excerpt))
+            counts.outcomes.append(outcome)
+            if outcome.ok:
+                counts.succeeded += 1
+            else:
+                counts.failed_attempts += 1
+                counts.given_up += fields["status"] == "failed"
+            if work.endpoint_id is not None and work.endpoint_enabled:
+                endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
+        if attempts:
+            WebhookAttempt.insert_many(attempts).execute()
+        for endpoint_id, results_of_endpoint in endpoint_results.items():
+            _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
+    recorded = collections.Counter(attempt["outcome"] for attempt in attempts)
+    metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in recorded.items()})
+    return counts
+
+
+def _result_fields(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime) -> dict:
+    """The delivery's new state after this attempt."""
+    if outcome.ok:
+        return dict(status="succeeded", succeeded_at=now, next_attempt_at=None)
+    retry_at = policy.next_attempt_at(outcome.work.number, now) if outcome.work.endpoint_enabled else None
+    return dict(status="pending" if retry_at else "failed", next_attempt_at=retry_at)
+
+
+_BATCH_UPDATE = """
+UPDATE webhook_delivery AS d
+SET status = v.status, succeeded_at = COALESCE(v.succeeded_at, d.succeeded_at), next_attempt_at = v.next_attempt_at,
+    last_status_code = v.status_code, last_latency_ms = v.latency_ms, last_error = v.error,
+    last_response_excerpt = v.excerpt, claim_token = NULL, updated_at = %s
+FROM (VALUES {rows}) AS v(id, claim_token, status, succeeded_at, next_attempt_at, status_code, latency_ms,
+                          error, excerpt)
+WHERE d.id = v.id AND d.claim_token = v.claim_token
+RETURNING d.id"""
+_BATCH_ROW = "(%s::uuid, %s, %s, %s::timestamp, %s::timestamp, %s::integer, %s::integer, %s, %s)"
+
+
+def _write_results(results: list[tuple[Outcome, dict]], *, now: dt.datetime) -> set:
+    """Write every result where the claim token still matches; the ids of the rows written.
+
+    PostgreSQL: one UPDATE … FROM (VALUES …) for the whole batch (one statement per delivery was
+    the sustained run's bottleneck). SQLite: one compare-and-set per delivery, under its lock."""
+    if not results:
+        return set()
+    if is_postgres():
+        params = [now]
+        for outcome, fields in results:
+            params += [str(outcome.work.delivery_id), outcome.work.claim_token, fields["status"],
+                       fields.get("succeeded_at"), fields["next_attempt_at"], outcome.status_code, outcome.latency_ms,
+                       outcome.error, outcome.excerpt]
+        sql = _BATCH_UPDATE.format(rows=", ".join([_BATCH_ROW] * len(results)))
+        return {WebhookDelivery.id.python_value(row[0]) for row in db.execute_sql(sql, params).fetchall()}
+    kept = set()
+    for outcome, fields in results:
+        work = outcome.work
+        changes = dict(fields, last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
+                       last_error=outcome.error, last_response_excerpt=outcome.excerpt, claim_token=None,
+                       updated_at=now)
+        if (WebhookDelivery.update(**changes).where((WebhookDelivery.id == work.delivery_id)
+                                                     & (WebhookDelivery.claim_token == work.claim_token))
+                .execute()):
+            kept.add(work.delivery_id)
+    return kept
+
+
+def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:
+    failing_since = results[0].work.endpoint_failing_since
+    where = WebhookEndpoint.id == endpoint_id
+    if any(result.status_code == 410 for result in results):
+        WebhookEndpoint.update(enabled=False, disabled_reason="the endpoint answered 410 Gone",
+                               updated_at=now).where(where).execute()
+    elif any(result.ok for result in results):
+        if failing_since is not None:
+            WebhookEndpoint.update(failing_since=None).where(where).execute()
+    elif failing_since is None:
+        WebhookEndpoint.update(failing_since=now).where(where & WebhookEndpoint.failing_since.is_null()).execute()
+    elif now - failing_since >= DISABLE_AFTER:
+        WebhookEndpoint.update(enabled=False, updated_at=now,
+                               disabled_reason="every delivery failed for 3 days").where(where).execute()
+
+
+IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
+
+IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
+
+def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
+                 session: requests.Session | None = None) -> None:
+    """Send the deliveries already claimed under `token` (services/webhooks/outbox.fan_out_and_send creates
+    them so) concurrently, and record the results in one batch."""
+    work = _load_work(token)
+    if not work:
+        return
+    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    with ThreadPoolExecutor(max_workers=min(policy.concurrency, len(work)), thread_name_prefix="webhook") as pool:
+        outcomes = list(pool.map(lambda one: send(session, one, policy), work))
+    record(outcomes, policy, now=clock.utcnow(), counts=counts)
+
+
+def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
+                session: requests.Session | None = None, before_idle_look=None,
+                first: list[Work] = (), claim_more: bool = True) -> RunCounts:
+    """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
+    due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
+
+    Claims and results are batched: results are written, and slots refilled, when half the
+    slots have finished (or nothing else is in flight), so a transaction covers many attempts.
+    While slow attempts hold slots and nothing finishes, the run still looks for newly due work
+    every IDLE_LOOK_SECONDS (after calling `before_idle_look`, e.g. a fan-out), so a slow
+    endpoint's attempts never delay another endpoint's deliveries by more than that.
+
+    `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
+    false the run claims nothing else unless an idle look may have made new work due."""
+    counts = RunCounts()
+    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    began = time.monotonic()
+    in_flight, finished = {}, []
+    half = max(1, policy.concurrency // 2)
+    backlog = claim_more   # did the last claim fill every slot it asked for (so more may be due)?
+    idle = False           # did the last wait end with nothing finished?
+    with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
+        for work in first:
+            in_flight[pool.submit(send, session, work, policy)] = work
+        while True:
+            if finished and (len(finished) >= half or not in_flight):
+                record(finished, policy, now=now(), counts=counts)
+                finished = []
+            free = policy.concurrency - len(in_flight) - len(finished)
+            # Claim to refill slots only while the backlog lasts; once a claim came back short,
+            # claim again only when everything has finished (a last look for newly due work) or
+            # when slow attempts left the run idle. Each claim is a transaction: claiming into an
+            # empty backlog cost 2 of 4 per event.
+            wants_more = ((claim_more and ((not in_flight and not finished) or (backlog and free >= half)))
+                          or (idle and free > 0))
+            if wants_more and time.monotonic() - began < max_seconds:
+                if idle and before_idle_look is not None:
+                    before_idle_look()
+                    claim_more = True          # the look may have made new deliveries due
+                claimed = claim_due(policy, now=now(), limit=free)
+                backlog = len(claimed) == free
+                for work in claimed:
+                    in_flight[pool.submit(send, session, work, policy)] = work
+            if not in_flight:
+                if finished:
+                    continue
+                break
+            done, _ = wait(list(in_flight), timeout=IDLE_LOOK_SECONDS, return_when=FIRST_COMPLETED)
+            idle = not done
+            for future in done:
+                del in_flight[future]
+                finished.append(future.result())
+    return counts

@@ -1,0 +1,155 @@
+"""One webhook attempt over HTTP (docs/webhooks.md): the body, the signed headers, the POST under a
+hard deadline (core/deadlines.py) and no redirects, and what came back. No database here: services/webhooks/webhook_delivery.py
+claims the work, runs these attempts in a thread pool and records their outcomes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+import json
+import os
+import time
+from urllib.parse import urlsplit
+
+import requests
+
+from core import clock, deadlines
+from models.webhooks import MAX_EXCERPT_BYTES
+from services.webhooks.webhook_signing import signature_header
+from services.webhooks.webhook_urls import AddressRefused, delivery_session
+
+USER_AGENT = "Tender-Webhooks/1.0"
+MAX_BODY_READ = 64 * 1024            # read (and discard) at most this much of a response
+
+
+@dataclass
+class Work:
+    """Everything one attempt needs, read at claim time so the sending thread never touches the DB."""
+    delivery_id: object
+    public_id: str
+    number: int
+    claim_token: str
+    url: str
+    secrets: list[str]
+    body: bytes
+    event_public_id: str
+    event_type: str
+    endpoint_id: object = None
+    endpoint_enabled: bool = True
+    endpoint_failing_since: dt.datetime | None = None
+    integration_public_id: str | None = None       # int_…: the endpoint is a storefront installation's
+
+
+@dataclass
+class Outcome:
+    work: Work
+    started_at: dt.datetime
+    ok: bool
+    status_code: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+    excerpt: str | None = None
+
+
+def render_body(payload: dict) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def headers_for(work: Work, timestamp: int) -> dict:
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Tender-Event-Id": work.event_public_id,
+        "X-Tender-Event-Type": work.event_type,
+        "X-Tender-Delivery-Id": work.public_id,
+        "X-Tender-Timestamp": str(timestamp),
+        "X-Tender-Signature": signature_header(work.secrets, timestamp, work.body),
+    }
+    if work.integration_public_id:
+        headers["X-Tender-Integration-Id"] = work.integration_public_id
+    return headers
+
+
+def send(session: requests.Session, work: Work, policy) -> Outcome:
+    """One HTTP attempt under `policy` (its `timeout_seconds` and `allow_private`). Runs in a pool
+    thread: no database access here."""
+    started_at = clock.utcnow()
+    if not work.endpoint_enabled:
+        return Outcome(work, started_at, ok=False, error="the endpoint is disabled; nothing was sent")
+    if not policy.allow_private and urlsplit(work.url).scheme != "https":
+        return Outcome(work, started_at, ok=False, error="refused: webhook URLs must be https://")
+    timestamp = int(time.time())
+    began = time.monotonic()
+    with deadlines.hard_deadline(policy.timeout_seconds) as deadline:
+        try:
+            response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
+                                    timeout=(policy.timeout_seconds, policy.timeout_seconds),
+                                    allow_redirects=False, stream=True)
+            try:
+                excerpt, complete = _read_excerpt(response, deadline)
+            finally:
+                response.close()       # back to the pool when fully read, otherwise dropped
+        except (requests.RequestException, OSError) as error:     # a shut-down socket may surface raw
+            if deadline.expired or isinstance(error, requests.Timeout):
+                return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_timed_out(policy))
+            return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
+    status = response.status_code
+    outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
+                      latency_ms=_ms(began), excerpt=excerpt)
+    if not complete:
+        outcome.error = _timed_out(policy)
+    elif 300 <= status < 400:
+        outcome.error = f"redirects are not followed (HTTP {status} to {response.headers.get('Location', '?')[:200]})"
+    elif not outcome.ok:
+        outcome.error = f"HTTP {status}"
+    return outcome
+
+
+def _read_excerpt(response, deadline: deadlines.Deadline) -> tuple[str, bool]:
+    """The first 1 KiB of the body as text; False if the answer took longer than the deadline."""
+    head, total = b"", 0
+    for chunk in response.iter_content(4096):
+        if len(head) < MAX_EXCERPT_BYTES:
+            head += chunk[:MAX_EXCERPT_BYTES - len(head)]
+        total += len(chunk)
+        if deadline.expired:
+            return head.decode("utf-8", "replace"), False
+        if total > MAX_BODY_READ:
+            break
+    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], not deadline.expired
+
+
+def _timed_out(policy) -> str:
+    return f"timeout: no complete answer within {policy.timeout_seconds} s"
+
+
+def _describe(error: Exception) -> str:
+    """A short reason, naming a refused address when the address guard stopped the connection."""
+    seen, stack = set(), [error]
+    while stack:
+        current = stack.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, AddressRefused):
+            return current.refusal
+        stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
+        stack.extend(arg for arg in getattr(current, "args", ()) if isinstance(arg, BaseException))
+    return f"connection failed: {type(error).__name__}: {str(error)[:300]}"
+
+
+def _ms(began: float) -> int:
+    return int((time.monotonic() - began) * 1000)
+
+
+_sessions: dict = {}
+
+
+def shared_session(*, allow_private: bool, pool_size: int) -> requests.Session:
+    """One Session per process (and per address policy), so connections to receivers are reused
+    across delivery runs; never one inherited through a fork."""
+    key = (os.getpid(), allow_private, pool_size)
+    if key not in _sessions:
+        _sessions.clear()
+        _sessions[key] = delivery_session(allow_private=allow_private, pool_size=pool_size)
+    return _sessions[key]
