@@ -1,0 +1,1 @@
+"""Stores and their API keys."""

@@ -1,0 +1,1 @@
+"""The merchant's books: streamed exports and the daily settlement statement."""
