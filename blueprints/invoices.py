@@ -5,11 +5,11 @@ from blueprints.context import provider, settings
 from blueprints.errors import legacy_errors
 from blueprints.idempotency import idempotent
 from blueprints.requests import load_body, load_query
-from schemas.common import envelope
-from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
-                              InvoiceSchema, InvoiceStatusSchema)
 from core.clock import utcnow
 from infra.pagination import PageRequest
+from schemas.common import page_envelope
+from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
+                              InvoiceSchema, InvoiceStatusSchema)
 from schemas.transactions import TransactionSchema
 from services.engine import invoices, transactions
 
@@ -37,8 +37,7 @@ def create_invoice():
 def list_invoices():
     query = load_query(InvoiceListQuerySchema())
     page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
-    return envelope(InvoiceSchema(many=True).dump(page.rows), has_more=page.has_more,
-                    next_cursor=page.next_cursor(lambda invoice: invoice.public_id))
+    return page_envelope(page, InvoiceSchema(many=True).dump(page.rows))
 
 
 @bp.get("/<invoice_id>")

@@ -5,11 +5,11 @@ from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.idempotency import idempotent
 from blueprints.requests import load_body, load_query
-from schemas.common import ListQuerySchema, envelope
-from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema,
-                                   PaymentLinkSchema, PaymentLinkUpdateSchema)
 from core.clock import utcnow
 from infra.pagination import PageRequest
+from schemas.common import ListQuerySchema, page_envelope
+from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema,
+                                   PaymentLinkSchema, PaymentLinkUpdateSchema)
 from schemas.transactions import TransactionSchema
 from services import payment_links
 
@@ -30,8 +30,7 @@ def create_payment_link():
 def list_payment_links():
     query = load_query(PaymentLinkListQuerySchema())
     page = payment_links.list_for_store(g.store, query, PageRequest.from_query(query))
-    return envelope(PaymentLinkSchema(many=True).dump(page.rows), has_more=page.has_more,
-                    next_cursor=page.next_cursor(lambda link: link.public_id))
+    return page_envelope(page, PaymentLinkSchema(many=True).dump(page.rows))
 
 
 @bp.get("/<link_id>")
@@ -70,8 +69,7 @@ def list_payment_link_invoices(link_id):
     link = payment_links.get_for_store(g.store, link_id)
     query = load_query(ListQuerySchema())
     page = payment_links.list_invoices(link, PageRequest.from_query(query))
-    return envelope(PaymentLinkInvoiceSchema(many=True).dump(page.rows), has_more=page.has_more,
-                    next_cursor=page.next_cursor(lambda invoice: invoice.public_id))
+    return page_envelope(page, PaymentLinkInvoiceSchema(many=True).dump(page.rows))
 
 
 @bp.get("/<link_id>/transactions")
@@ -80,5 +78,4 @@ def list_payment_link_transactions(link_id):
     link = payment_links.get_for_store(g.store, link_id)
     query = load_query(ListQuerySchema())
     page = payment_links.list_transactions(link, PageRequest.from_query(query))
-    return envelope(TransactionSchema(many=True).dump(page.rows), has_more=page.has_more,
-                    next_cursor=page.next_cursor(lambda txn: txn.public_id))
+    return page_envelope(page, TransactionSchema(many=True).dump(page.rows))

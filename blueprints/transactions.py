@@ -3,7 +3,7 @@ from flask import Blueprint, g
 from blueprints.auth import requires_scope
 from blueprints.requests import load_query
 from infra.pagination import PageRequest
-from schemas.common import envelope
+from schemas.common import page_envelope
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from services.engine import transactions
 
@@ -15,8 +15,7 @@ bp = Blueprint("transactions", __name__, url_prefix="/v1/transactions")
 def list_transactions():
     query = load_query(TransactionListQuerySchema())
     page = transactions.list_for_store(g.store, query, PageRequest.from_query(query))
-    return envelope(TransactionSchema(many=True).dump(page.rows), has_more=page.has_more,
-                    next_cursor=page.next_cursor(lambda txn: txn.public_id))
+    return page_envelope(page, TransactionSchema(many=True).dump(page.rows))
 
 
 @bp.get("/<transaction_id>")

@@ -5,20 +5,16 @@ from blueprints.context import settings
 from blueprints.errors import validation_status
 from blueprints.idempotency import idempotent
 from blueprints.requests import json_body, load, load_body, load_query
-from schemas.common import ListQuerySchema, envelope
+from core.clock import isoformat, utcnow
+from infra.pagination import PageRequest
+from schemas.common import ListQuerySchema, page_envelope
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, WebhookDeliveryDetailSchema,
                               WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
                               WebhookEndpointUpdatedSchema, WebhookEndpointUpdateSchema,
                               WebhookEndpointWithSecretSchema, WebhookReplayCreateSchema, WebhookReplaySchema)
-from core.clock import isoformat, utcnow
-from infra.pagination import PageRequest
 from services.webhooks import endpoints, outbox, webhook_replays
 
 bp = Blueprint("webhooks", __name__, url_prefix="/v1")
-
-
-def _page(page, dumped):
-    return envelope(dumped, has_more=page.has_more, next_cursor=page.next_cursor(lambda row: row.public_id))
 
 
 @bp.post("/webhook-endpoints")
@@ -36,7 +32,7 @@ def create_endpoint():
 @requires_scope("webhooks:read")
 def list_endpoints():
     page = endpoints.list_endpoints(g.store, PageRequest.from_query(load_query(ListQuerySchema())))
-    return _page(page, WebhookEndpointSchema(many=True).dump(page.rows))
+    return page_envelope(page, WebhookEndpointSchema(many=True).dump(page.rows))
 
 
 @bp.get("/webhook-endpoints/<endpoint_id>")
@@ -97,7 +93,7 @@ def list_deliveries(endpoint_id):
     endpoint = endpoints.get_endpoint(g.store, endpoint_id)
     query = load_query(DeliveryListQuerySchema())
     page = endpoints.list_deliveries(endpoint, query, PageRequest.from_query(query))
-    return _page(page, WebhookDeliverySchema(many=True).dump(page.rows))
+    return page_envelope(page, WebhookDeliverySchema(many=True).dump(page.rows))
 
 
 @bp.get("/webhook-deliveries/<delivery_id>")
@@ -123,7 +119,7 @@ def redeliver(delivery_id):
 def list_events():
     query = load_query(EventListQuerySchema())
     page = endpoints.list_events(g.store, query, PageRequest.from_query(query))
-    return _page(page, [event.payload for event in page.rows])
+    return page_envelope(page, [event.payload for event in page.rows])
 
 
 @bp.get("/events/<event_id>")

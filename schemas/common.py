@@ -21,3 +21,8 @@ class ListQuerySchema(Schema):
 
 def envelope(items, *, has_more: bool, next_cursor: str | None) -> dict:
     return {"data": items, "has_more": has_more, "next_cursor": next_cursor if has_more else None}
+
+
+def page_envelope(page, items: list) -> dict:
+    """A list route's answer: `items` (the page's rows, dumped) and the cursor after the last row."""
+    return envelope(items, has_more=page.has_more, next_cursor=page.next_cursor(lambda row: row.public_id))
