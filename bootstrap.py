@@ -5,11 +5,11 @@ import logging
 import re
 import time
 
+import providers
 from config import Settings
 from core import urls
 from infra import queues
 from models.base import init_db, make_database
-import providers
 from services.engine import events
 
 # Defence in depth: whatever a log line says, a full key or secret never leaves the process.

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.platforms import PLATFORMS
 from schemas.common import ListQuerySchema
 from schemas.exports import InvoiceExportQuerySchema, SettlementReportQuerySchema, SettlementStatementSchema, \
     TransactionExportQuerySchema
-from core.platforms import PLATFORMS
 from schemas.health import HealthSchema
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema, InvoiceSchema,

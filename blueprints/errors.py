@@ -10,9 +10,9 @@ from flask import g, jsonify
 from werkzeug.exceptions import HTTPException
 
 from blueprints.requests import drain_body
-from models.base import discard_connection
 from core.errors import (DomainError, InternalError, MethodNotAllowed, NotFound, PayloadTooLarge, Unavailable,
                              of_status)
+from models.base import discard_connection
 
 log = logging.getLogger("tender.errors")
 

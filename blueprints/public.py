@@ -5,10 +5,10 @@ from blueprints.context import provider, settings
 from blueprints.idempotency import client_address, idempotent
 from blueprints.requests import load_body
 from blueprints.sandbox_payments import sandbox_only
-from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
-    QuoteSchema
 from core.clock import utcnow
 from core.errors import BadRequest, validation_error
+from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
+    QuoteSchema
 from services.engine import buyer_payments, invoices, polling, quotes, sandbox_payments
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")

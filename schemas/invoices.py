@@ -1,10 +1,10 @@
 """Invoice request and response shapes."""
 from marshmallow import RAISE, Schema, fields, validate
 
+from core import urls
 from schemas.common import ListQuerySchema
 from schemas.fields import (AmountString, HttpUrl, Metadata, PublicId, StrictString, UtcDateTime,
                             UuidString)
-from core import urls
 
 STATUSES = ("pending", "quoted", "awaiting_payment", "paid", "underpaid", "expired", "failed",
             "refunded", "cancelled")

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
+import jobs
 from core.clock import utcnow
 from infra import queues
-import jobs
 from jobs import chain, maintenance, settlement
 from models.base import db
 from scheduler import embedded

@@ -7,9 +7,9 @@ import time
 import pytest
 from rq import SimpleWorker
 
+import jobs
 from core.clock import utcnow
 from infra import queues
-import jobs
 from jobs import chain, maintenance, settlement
 from models.base import db
 from models.invoices import Invoice

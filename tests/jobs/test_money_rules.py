@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from core.clock import utcnow
 import jobs
+from core.clock import utcnow
 from jobs import chain, maintenance, settlement
 from models.base import db
 from models.events import Event

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
+import providers
 from core.clock import utcnow
 from infra import metrics, provider_health, queues
 from models.invoices import Invoice
-import providers
 from services.engine import polling
 from tests import factories
 from tests.support.oneclick_server import OneClickServer

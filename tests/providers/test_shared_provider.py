@@ -1,8 +1,8 @@
 """One swap provider per process (providers.shared), whoever asks: routes, checkouts, jobs."""
 import dataclasses
 
-from jobs import provider as job_provider
 import providers
+from jobs import provider as job_provider
 from tests import factories
 
 

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from core.clock import utcnow
 import jobs
+from core.clock import utcnow
 from models.base import db
 from services.webhooks import outbox, webhook_delivery
 from tests.support.receiver import Receiver
