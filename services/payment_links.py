@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from core import ids
 from core.errors import BadRequest, NotFound, validation_error
+from infra import lookups
 from infra.pagination import Page, PageRequest, paginate
 from models.invoices import Invoice
 from models.payment_links import AMOUNT_MODES, CUSTOMER_DEFINED, FIXED, PaymentLink
@@ -66,13 +67,8 @@ def create_link(store: Store, data: dict, *, now: dt.datetime,
 
 
 def get_for_store(store: Store, public_id: str) -> PaymentLink:
-    """The store's link; a malformed id, or another store's link, is simply not found."""
-    link = None
-    if ids.is_public_id(public_id, "plink_"):
-        link = PaymentLink.get_or_none((PaymentLink.public_id == public_id) & (PaymentLink.store == store.id))
-    if link is None:
-        raise NotFound("payment_link_not_found", f"No payment link {public_id!r} in this store.")
-    return link
+    return lookups.one_in_store(PaymentLink, store, public_id, prefix="plink_", code="payment_link_not_found",
+                                noun="payment link")
 
 
 def get_public(token: str) -> PaymentLink:

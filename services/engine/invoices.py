@@ -5,6 +5,7 @@ import datetime as dt
 
 from core import ids
 from core.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, Unavailable, validation_error
+from infra import lookups
 from infra.locks import lock_row, write_transaction
 from infra.pagination import Page, PageRequest, paginate
 from models.integrations import Integration
@@ -95,13 +96,7 @@ def _create_for_installation(integration: Integration, fields: dict, *, now: dt.
 
 
 def get_for_store(store: Store, public_id: str) -> Invoice:
-    """The store's invoice; a malformed id, or another store's invoice, is simply not found."""
-    invoice = None
-    if ids.is_public_id(public_id, "inv_"):
-        invoice = Invoice.get_or_none((Invoice.public_id == public_id) & (Invoice.store == store.id))
-    if invoice is None:
-        raise NotFound("invoice_not_found", f"No invoice {public_id!r} in this store.")
-    return invoice
+    return lookups.one_in_store(Invoice, store, public_id, prefix="inv_", code="invoice_not_found", noun="invoice")
 
 
 def get_public(public_id: str) -> Invoice:
@@ -121,15 +116,9 @@ def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.da
 
 def filtered(query, store: Store, filters: dict):
     """`query` narrowed to the store and the list filters (shared by the list and the export)."""
-    query = query.where(Invoice.store == store.id)
-    for name, field in (("status", Invoice.status), ("external_order_id", Invoice.external_order_id),
-                        ("customer_id", Invoice.customer_id), ("payment_link_id", Invoice.payment_link_id)):
-        if filters.get(name) is not None:
-            query = query.where(field == filters[name])
-    if filters.get("created_after"):
-        query = query.where(Invoice.created_at >= filters["created_after"])
-    if filters.get("created_before"):
-        query = query.where(Invoice.created_at < filters["created_before"])
+    query = lookups.narrowed(query.where(Invoice.store == store.id), filters, created_at=Invoice.created_at, equal={
+        "status": Invoice.status, "external_order_id": Invoice.external_order_id,
+        "customer_id": Invoice.customer_id, "payment_link_id": Invoice.payment_link_id})
     if filters.get("paid_after"):
         query = query.where(Invoice.paid_at >= filters["paid_after"])
     if filters.get("paid_before"):

@@ -1,13 +1,12 @@
 """Transaction queries (the payment engine records them; see docs/api.md#transactions)."""
 from __future__ import annotations
 
-from core import ids
 from core.errors import NotFound
+from infra import lookups
 from infra.pagination import Page, PageRequest, paginate
 from models.invoices import Invoice
 from models.stores import Store
 from models.transactions import Transaction
-
 
 
 def _with_invoice():
@@ -16,13 +15,8 @@ def _with_invoice():
 
 
 def get_for_store(store: Store, public_id: str) -> Transaction:
-    transaction = None
-    if ids.is_public_id(public_id, "txn_"):
-        transaction = _with_invoice().where(
-            (Transaction.public_id == public_id) & (Transaction.store == store.id)).first()
-    if transaction is None:
-        raise NotFound("transaction_not_found", f"No transaction {public_id!r} in this store.")
-    return transaction
+    return lookups.one_in_store(Transaction, store, public_id, prefix="txn_", code="transaction_not_found",
+                                noun="transaction", query=_with_invoice())
 
 
 def get_by_hash(store: Store, transaction_hash: str) -> Transaction:
@@ -44,17 +38,9 @@ def list_for_store(store: Store, filters: dict, page: PageRequest) -> Page:
 def filtered(query, store: Store, filters: dict):
     """`query` (joined with Invoice) narrowed to the store and the list filters; the export adds a
     `created_after`/`created_before` range."""
-    query = query.where(Transaction.store == store.id)
-    for name, field in (("type", Transaction.type), ("status", Transaction.status),
-                        ("invoice_id", Invoice.public_id), ("payment_link_id", Invoice.payment_link_id),
-                        ("customer_id", Invoice.customer_id)):
-        if filters.get(name) is not None:
-            query = query.where(field == filters[name])
-    if filters.get("created_after"):
-        query = query.where(Transaction.created_at >= filters["created_after"])
-    if filters.get("created_before"):
-        query = query.where(Transaction.created_at < filters["created_before"])
-    return query
+    return lookups.narrowed(query.where(Transaction.store == store.id), filters, created_at=Transaction.created_at, equal={
+        "type": Transaction.type, "status": Transaction.status, "invoice_id": Invoice.public_id,
+        "payment_link_id": Invoice.payment_link_id, "customer_id": Invoice.customer_id})
 
 
 def list_for_invoice(invoice: Invoice) -> list[Transaction]:

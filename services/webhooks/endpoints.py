@@ -9,8 +9,8 @@ import secrets
 import peewee as pw
 
 from core import ids
-from core.errors import BadRequest, Conflict, NotFound, Unprocessable
-from infra import idempotency
+from core.errors import BadRequest, Conflict, Unprocessable
+from infra import idempotency, lookups
 from infra.locks import lock_row, write_transaction
 from infra.pagination import Page, PageRequest, paginate
 from models.base import db
@@ -68,13 +68,8 @@ def create_endpoint(store: Store, data: dict, *, now: dt.datetime, allow_private
 
 
 def get_endpoint(store: Store, public_id: str) -> WebhookEndpoint:
-    endpoint = None
-    if ids.is_public_id(public_id, "wh_"):
-        endpoint = WebhookEndpoint.get_or_none((WebhookEndpoint.public_id == public_id)
-                                               & (WebhookEndpoint.store == store.id))
-    if endpoint is None:
-        raise NotFound("webhook_endpoint_not_found", f"No webhook endpoint {public_id!r} in this store.")
-    return endpoint
+    return lookups.one_in_store(WebhookEndpoint, store, public_id, prefix="wh_", code="webhook_endpoint_not_found",
+                                noun="webhook endpoint")
 
 
 def list_endpoints(store: Store, page: PageRequest) -> Page:
@@ -167,13 +162,8 @@ def list_deliveries(endpoint: WebhookEndpoint, filters: dict, page: PageRequest)
 
 
 def get_delivery(store: Store, public_id: str) -> WebhookDelivery:
-    delivery = None
-    if ids.is_public_id(public_id, "whd_"):
-        delivery = _deliveries_query().where((WebhookDelivery.public_id == public_id)
-                                             & (WebhookDelivery.store == store.id)).first()
-    if delivery is None:
-        raise NotFound("webhook_delivery_not_found", f"No webhook delivery {public_id!r} in this store.")
-    return delivery
+    return lookups.one_in_store(WebhookDelivery, store, public_id, prefix="whd_", code="webhook_delivery_not_found",
+                                noun="webhook delivery", query=_deliveries_query())
 
 
 def attempts_of(delivery: WebhookDelivery) -> list[WebhookAttempt]:
@@ -193,12 +183,7 @@ def redeliver(store: Store, delivery: WebhookDelivery, *, now: dt.datetime) -> W
 
 
 def get_event(store: Store, public_id: str) -> Event:
-    event = None
-    if ids.is_public_id(public_id, "evt_"):
-        event = Event.get_or_none((Event.public_id == public_id) & (Event.store == store.id))
-    if event is None:
-        raise NotFound("event_not_found", f"No event {public_id!r} in this store.")
-    return event
+    return lookups.one_in_store(Event, store, public_id, prefix="evt_", code="event_not_found", noun="event")
 
 
 def list_events(store: Store, filters: dict, page: PageRequest) -> Page:
