@@ -51,6 +51,16 @@ def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
     return decorator
 
 
+def per_buyer(label: str, find):
+    """The scope of a buyer's route (no API key): a key is kept per object, which `find` loads from
+    the route's one argument, and per client, so two buyers never share a key."""
+    def scope(**route_args):
+        (object_id,) = route_args.values()
+        found = find(object_id)
+        return found.store, f"{label} {found.public_id} {client_address()}"
+    return scope
+
+
 def client_address() -> str:
     """The buyer's address, as the per-IP rate limits see it."""
     return request.remote_addr or "unknown"

@@ -2,7 +2,7 @@
 from flask import Blueprint
 
 from blueprints.context import provider, settings
-from blueprints.idempotency import client_address, idempotent
+from blueprints.idempotency import idempotent, per_buyer
 from blueprints.requests import load_body
 from blueprints.sandbox_payments import sandbox_only
 from core.clock import utcnow
@@ -29,14 +29,8 @@ def get_public_invoice(invoice_id):
     return _invoice_view(invoices.get_public(invoice_id))
 
 
-def _per_invoice_and_client(invoice_id):
-    """A buyer's Idempotency-Key is kept per invoice and client: buyers never share keys."""
-    invoice = invoices.get_public(invoice_id)
-    return invoice.store, f"invoice {invoice.public_id} {client_address()}"
-
-
 @bp.post("/invoices/<invoice_id>/quote")
-@idempotent(_per_invoice_and_client)
+@idempotent(per_buyer("invoice", invoices.get_public))
 def quote_invoice(invoice_id):
     data = load_body(QuoteCreateSchema())
     invoice = invoices.get_public(invoice_id)
@@ -56,7 +50,7 @@ def quote_invoice(invoice_id):
 
 @bp.post("/invoices/<invoice_id>/simulate-payment")
 @sandbox_only
-@idempotent(_per_invoice_and_client)
+@idempotent(per_buyer("invoice", invoices.get_public))
 def simulate_public_payment(invoice_id):
     """The hosted page's "Simulate payment" (sandbox only): the test helper's service, without a key,
     for an invoice that already has its deposit address (the buyer chose asset and refund address)."""

@@ -2,7 +2,7 @@
 from flask import Blueprint
 
 from blueprints.context import provider, settings
-from blueprints.idempotency import client_address, idempotent
+from blueprints.idempotency import idempotent, per_buyer
 from blueprints.requests import load_body
 from core.clock import utcnow
 from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
@@ -17,14 +17,8 @@ def get_public_payment_link(token):
     return PaymentLinkPublicSchema().dump(payment_links.get_public(token))
 
 
-def _per_link_and_client(token):
-    """A buyer's Idempotency-Key is kept per link token and client: buyers never share keys."""
-    link = payment_links.get_public(token)
-    return link.store, f"checkout {link.public_id} {client_address()}"
-
-
 @bp.post("/<token>/checkout")
-@idempotent(_per_link_and_client)
+@idempotent(per_buyer("checkout", payment_links.get_public))
 def checkout_payment_link(token):
     data = load_body(CheckoutSchema())
     result = checkout.start_checkout(token, data, now=utcnow(), ttl_seconds=settings().invoice_ttl_seconds,
