@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from tests.support.polling import free_port, wait_for
-from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, healthy, procfile_command, real_stack_env,
-                                     stop)
+from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, healthy, observer_redis, procfile_command,
+                                     real_stack_env, stop)
 
 pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
                                 reason="needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)")
@@ -41,9 +41,7 @@ def _session_members(session_id: int) -> list[int]:
 def test_a_killed_worker_leaves_no_process_behind_and_leaves_the_registry(app, tmp_path):
     from rq import Worker
 
-    from infra import queues
-
-    connection = queues.redis()
+    connection = observer_redis()
     before = {worker.name for worker in Worker.all(connection=connection)}
     log = open(tmp_path / "worker.log", "wb")
     worker = subprocess.Popen(procfile_command("worker"), cwd=ROOT, stdout=log, stderr=log,

@@ -23,7 +23,8 @@ from models.events import Event
 from models.invoices import Invoice
 from tests.factories import make_invoice, make_key, make_store
 from tests.support.polling import free_port, wait_for
-from tests.support.processes import DATABASE_URL, REDIS_URL, ROOT, procfile_command, real_stack_env, stop
+from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, observer_redis, procfile_command, real_stack_env,
+                                     stop)
 
 
 pytestmark = pytest.mark.skipif(not (DATABASE_URL and REDIS_URL),
@@ -126,7 +127,7 @@ def test_rq_worker_finishes_the_running_job_after_sigterm(app, tmp_path):
     invoice = make_invoice(store, now=past, expires_at=past + dt.timedelta(minutes=1), status="awaiting_payment",
                            deposit_address=quote.deposit_address, origin_asset="usdc.eth",
                            amount_due=quote.amount_in, refund_to="0xrefund")
-    connection = queues.redis()
+    connection = observer_redis()
     log = open(tmp_path / "worker.log", "wb")
     worker = subprocess.Popen(procfile_command("worker"), cwd=ROOT, stdout=log, stderr=log,
                               start_new_session=True, env=real_stack_env(SANDBOX_LATENCY_MS="3000",

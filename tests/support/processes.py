@@ -26,6 +26,15 @@ def real_stack_env(**extra) -> dict:
     return env
 
 
+def observer_redis():
+    """A plain Redis client for a test to watch the real stack with: ordinary timeouts and no circuit
+    breaker (the app's client gives up after 0.25 s), so a slow moment of a loaded machine is waited
+    out instead of failing the observation."""
+    import redis
+
+    return redis.Redis.from_url(REDIS_URL, socket_timeout=10, socket_connect_timeout=10)
+
+
 def procfile_command(name: str) -> list[str]:
     """The Procfile's command line for process `name`, as argv."""
     line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
