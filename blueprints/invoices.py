@@ -1,13 +1,13 @@
+from functools import partial
+
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import provider, settings
 from blueprints.errors import legacy_errors
 from blueprints.idempotency import idempotent
-from blueprints.requests import load_body, load_query
+from blueprints.requests import listed, load_body
 from core.clock import utcnow
-from infra.pagination import PageRequest
-from schemas.common import page_envelope
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
                               InvoiceSchema, InvoiceStatusSchema)
 from schemas.transactions import TransactionSchema
@@ -35,21 +35,14 @@ def create_invoice():
 @bp.get("")
 @requires_scope("invoices:read")
 def list_invoices():
-    query = load_query(InvoiceListQuerySchema())
-    page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
-    return page_envelope(page, InvoiceSchema(many=True).dump(page.rows))
+    return listed(partial(invoices.list_for_store, g.store, now=utcnow()), InvoiceSchema(many=True).dump,
+                  InvoiceListQuerySchema())
 
 
 @bp.get("/<invoice_id>")
 @requires_scope("invoices:read")
 def get_invoice(invoice_id):
     return InvoiceSchema().dump(invoices.get_for_store(g.store, invoice_id))
-
-
-@bp.get("/<invoice_id>/status")
-@requires_scope("invoices:read")
-def get_invoice_status(invoice_id):
-    return InvoiceStatusSchema().dump(invoices.get_for_store(g.store, invoice_id))
 
 
 @bp.post("/<invoice_id>/cancel")
@@ -59,6 +52,12 @@ def cancel_invoice(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
     return InvoiceSchema().dump(invoices.cancel(invoice, g.api_key, now=utcnow(), provider=provider(),
                                                 timeout_seconds=settings().expiry_provider_timeout_seconds))
+
+
+@bp.get("/<invoice_id>/status")
+@requires_scope("invoices:read")
+def get_invoice_status(invoice_id):
+    return InvoiceStatusSchema().dump(invoices.get_for_store(g.store, invoice_id))
 
 
 @bp.get("/<invoice_id>/transactions")

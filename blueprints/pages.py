@@ -48,16 +48,15 @@ def _render(template: str, status: int = 200, **context) -> tuple[str, int]:
     return render_template(template, **context), status
 
 
-def _not_found(what: str):
-    return _render("not_found.html", 404, what=what)
+@bp.errorhandler(NotFound)
+def _not_found(error: NotFound):
+    # An unknown invoice or link is a page here, not the API's JSON 404: "invoice_not_found" → "invoice".
+    return _render("not_found.html", 404, what=error.code.removesuffix("_not_found").replace("_", " "))
 
 
 @bp.get("/checkout/<invoice_id>")
 def checkout_page(invoice_id):
-    try:
-        invoice = invoices.get_public(invoice_id)
-    except NotFound:
-        return _not_found("invoice")
+    invoice = invoices.get_public(invoice_id)
     return _render("checkout.html", invoice=PublicInvoiceSchema().dump(buyer_payments.with_payment_details(invoice)),
                    sandbox=settings().swap_provider == "sandbox", sandbox_outcomes=OUTCOMES,
                    networks=networks.page_rules(), now=isoformat(utcnow()))
@@ -65,12 +64,9 @@ def checkout_page(invoice_id):
 
 @bp.get("/checkout/<invoice_id>/qr.svg")
 def checkout_qr_code(invoice_id):
-    try:
-        invoice = invoices.get_public(invoice_id)
-    except NotFound:
-        return _not_found("invoice")
+    invoice = invoices.get_public(invoice_id)
     if not invoice.deposit_address:
-        return _not_found("deposit address")
+        return _render("not_found.html", 404, what="deposit address")
     # The address only: every wallet reads it, whereas payment URIs differ from chain to chain.
     response = Response(qr_codes.svg(invoice.deposit_address), mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "private, max-age=3600"    # an invoice's address never changes
@@ -79,10 +75,7 @@ def checkout_qr_code(invoice_id):
 
 @bp.get("/pay/<token>")
 def payment_link_page(token):
-    try:
-        link = payment_links.get_public(token)
-    except NotFound:
-        return _not_found("payment link")
+    link = payment_links.get_public(token)
     return _render("pay.html", link=PaymentLinkPublicSchema().dump(link), networks=networks.page_rules())
 
 

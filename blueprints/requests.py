@@ -10,11 +10,15 @@ from decimal import Decimal
 import json
 import re
 
+from typing import Callable
+
 from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from core.errors import BadRequest
+from infra.pagination import Page, PageRequest
+from schemas.common import ListQuerySchema, page_envelope
 
 
 def _refuse_constant(name):
@@ -109,6 +113,17 @@ def load_body(schema: Schema) -> dict:
 
 def load_query(schema: Schema) -> dict:
     return load(schema, request.args.to_dict(flat=True))
+
+
+def listed(list_rows: Callable[..., Page], dump_rows: Callable[[list], list], filters: Schema | None = None) -> dict:
+    """Every list route's answer: the page `list_rows` returns, its rows dumped by `dump_rows`, in
+    the list envelope. The query string is read by `filters` where the route has filters, and
+    `list_rows(query, page_request)` is called; otherwise only limit and cursors are read, and
+    `list_rows(page_request)`."""
+    query = load_query(filters or ListQuerySchema())
+    page_request = PageRequest.from_query(query)
+    page = list_rows(query, page_request) if filters else list_rows(page_request)
+    return page_envelope(page, dump_rows(page.rows))
 
 
 def load(schema: Schema, data: dict) -> dict:

@@ -1,9 +1,9 @@
+from functools import partial
+
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
-from blueprints.requests import load_query
-from infra.pagination import PageRequest
-from schemas.common import page_envelope
+from blueprints.requests import listed
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from services.engine import transactions
 
@@ -13,9 +13,8 @@ bp = Blueprint("transactions", __name__, url_prefix="/v1/transactions")
 @bp.get("")
 @requires_scope("transactions:read")
 def list_transactions():
-    query = load_query(TransactionListQuerySchema())
-    page = transactions.list_for_store(g.store, query, PageRequest.from_query(query))
-    return page_envelope(page, TransactionSchema(many=True).dump(page.rows))
+    return listed(partial(transactions.list_for_store, g.store), TransactionSchema(many=True).dump,
+                  TransactionListQuerySchema())
 
 
 @bp.get("/<transaction_id>")

@@ -1,13 +1,13 @@
+from functools import partial
+
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope
 from blueprints.context import settings
 from blueprints.errors import validation_status
 from blueprints.idempotency import idempotent
-from blueprints.requests import json_body, load, load_body, load_query
+from blueprints.requests import json_body, listed, load, load_body
 from core.clock import isoformat, utcnow
-from infra.pagination import PageRequest
-from schemas.common import ListQuerySchema, page_envelope
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, WebhookDeliveryDetailSchema,
                               WebhookDeliverySchema, WebhookEndpointCreateSchema, WebhookEndpointSchema,
                               WebhookEndpointUpdatedSchema, WebhookEndpointUpdateSchema,
@@ -31,8 +31,7 @@ def create_endpoint():
 @bp.get("/webhook-endpoints")
 @requires_scope("webhooks:read")
 def list_endpoints():
-    page = endpoints.list_endpoints(g.store, PageRequest.from_query(load_query(ListQuerySchema())))
-    return page_envelope(page, WebhookEndpointSchema(many=True).dump(page.rows))
+    return listed(partial(endpoints.list_endpoints, g.store), WebhookEndpointSchema(many=True).dump)
 
 
 @bp.get("/webhook-endpoints/<endpoint_id>")
@@ -91,9 +90,8 @@ def replay_events(endpoint_id):
 @requires_scope("webhooks:read")
 def list_deliveries(endpoint_id):
     endpoint = endpoints.get_endpoint(g.store, endpoint_id)
-    query = load_query(DeliveryListQuerySchema())
-    page = endpoints.list_deliveries(endpoint, query, PageRequest.from_query(query))
-    return page_envelope(page, WebhookDeliverySchema(many=True).dump(page.rows))
+    return listed(partial(endpoints.list_deliveries, endpoint), WebhookDeliverySchema(many=True).dump,
+                  DeliveryListQuerySchema())
 
 
 @bp.get("/webhook-deliveries/<delivery_id>")
@@ -117,9 +115,9 @@ def redeliver(delivery_id):
 @bp.get("/events")
 @requires_scope("events:read")
 def list_events():
-    query = load_query(EventListQuerySchema())
-    page = endpoints.list_events(g.store, query, PageRequest.from_query(query))
-    return page_envelope(page, [event.payload for event in page.rows])
+    # An event's body is the payload webhooks carry, stored as sent.
+    return listed(partial(endpoints.list_events, g.store), lambda events: [event.payload for event in events],
+                  EventListQuerySchema())
 
 
 @bp.get("/events/<event_id>")

@@ -84,7 +84,8 @@ def test_checkout_page_shows_the_buyer_view_only(client, store):
 
 def test_qr_code_is_svg_of_the_deposit_address_once_there_is_one(client, store):
     invoice = factories.make_invoice(store)
-    assert client.get(f"/checkout/{invoice.public_id}/qr.svg").status_code == 404
+    before = client.get(f"/checkout/{invoice.public_id}/qr.svg")
+    assert before.status_code == 404 and "There is no such deposit address." in before.get_data(as_text=True)
     _commit(client, invoice)
     response = client.get(f"/checkout/{invoice.public_id}/qr.svg")
     assert response.status_code == 200 and response.mimetype == "image/svg+xml"
@@ -92,9 +93,12 @@ def test_qr_code_is_svg_of_the_deposit_address_once_there_is_one(client, store):
 
 
 def test_unknown_ids_are_html_404_pages_while_v1_stays_json(client):
-    for path in (f"/checkout/inv_{'0' * 32}", "/checkout/nonsense", f"/pay/plpub_{'0' * 32}", "/pay/x"):
+    for path, what in ((f"/checkout/inv_{'0' * 32}", "invoice"), ("/checkout/nonsense", "invoice"),
+                       (f"/checkout/inv_{'0' * 32}/qr.svg", "invoice"),
+                       (f"/pay/plpub_{'0' * 32}", "payment link"), ("/pay/x", "payment link")):
         response = client.get(path)
         assert response.status_code == 404 and response.mimetype == "text/html", path
+        assert f"There is no such {what}." in response.get_data(as_text=True), path
         assert "script-src 'self'" in response.headers["Content-Security-Policy"]
     assert client.get(f"/v1/public/invoices/inv_{'0' * 32}").mimetype == "application/json"
 
