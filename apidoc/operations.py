@@ -97,6 +97,10 @@ _ENDPOINT_LINKS = {name: (operation, {"endpoint_id": "$response.body#/id"}) for 
     ("DeleteWebhookEndpoint", "delete_endpoint"), ("RotateWebhookSecret", "rotate_secret"),
     ("ListWebhookDeliveries", "list_deliveries"))}
 
+# The two routes that simulate a buyer's payment, which only the sandbox provider has.
+_SANDBOX_ONLY = "Exists only with `SWAP_PROVIDER=sandbox` (404 otherwise)"
+_THEN_THE_JOBS = "the ordinary polling and settlement jobs then move the invoice."
+
 _EXPORT_MEDIA = ("text/csv", "application/x-ndjson")
 _EXPORT_FILE = {"type": "string", "description": "CSV with a header line (`format=csv`), or one JSON object a "
                                                  "line (`format=jsonl`).",
@@ -187,15 +191,13 @@ OPERATIONS = {
         "Simulate the buyer's payment from the hosted page (sandbox only)", "Buyer", PublicInvoiceViewSchema,
         status=202, body=BuyerSimulatedPaymentSchema,
         errors={400: "`invoice_not_payable`: no deposit address yet, or the invoice is past paying."},
-        description="Exists only with `SWAP_PROVIDER=sandbox` (404 otherwise); no API key, rate limited per IP "
-                    "like the other buyer writes. Records a simulated deposit of the quoted amount; the ordinary "
-                    "polling and settlement jobs then move the invoice."),
+        description=f"{_SANDBOX_ONLY}; no API key, rate limited per IP like the other buyer writes. Records a "
+                    f"simulated deposit of the quoted amount; {_THEN_THE_JOBS}"),
     ("POST", "/v1/test_helpers/invoices/<invoice_id>/pay"): Op(
         "Simulate a buyer's payment (sandbox only)", "Test helpers", InvoiceSchema, status=202,
         body=SimulatedPaymentSchema,
         errors={400: "`invoice_not_payable`: the invoice is past paying, or expired."},
-        description="Exists only with `SWAP_PROVIDER=sandbox` (404 otherwise). Records a simulated deposit; the "
-                    "ordinary polling and settlement jobs then move the invoice."),
+        description=f"{_SANDBOX_ONLY}. Records a simulated deposit; {_THEN_THE_JOBS}"),
 
     ("POST", "/v1/webhook-endpoints"): Op(
         "Create a webhook endpoint", "Webhooks", WebhookEndpointWithSecretSchema, status=201,

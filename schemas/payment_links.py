@@ -87,19 +87,15 @@ class PaymentLinkSchema(Schema):
     updated_at = UtcDateTime()
 
 
-class PaymentLinkPublicSchema(Schema):
-    """The buyer view: exactly these fields, never the store's ids, wallet, e-mail or webhooks.
-    The link must be loaded with its store joined (services.payment_links.get_public does)."""
+class PaymentLinkPublicSchema(PaymentLinkSchema):
+    """The buyer view: the merchant view's fields named in `Meta.fields` (an allowlist, in this
+    order) and the store's name; never the store's ids, wallet, e-mail or webhooks. The link must be
+    loaded with its store joined (services.payment_links.get_public does)."""
 
-    public_id = fields.Function(lambda link: link.plpub_id)
-    title = fields.String()
-    amount_mode = fields.String()
-    amount = AmountString(allow_none=True)
-    min_amount = AmountString(allow_none=True)
-    max_amount = AmountString(allow_none=True)
-    currency = fields.String()
-    usage = fields.Function(lambda link: link.usage)
-    status = fields.String()
+    class Meta:
+        fields = ("public_id", "title", "amount_mode", "amount", "min_amount", "max_amount", "currency", "usage",
+                  "status", "store_name", "merchant_name")
+
     store_name = fields.Function(lambda link: link.store.name)
     # A store has one name; the merchant's display name is that name until stores get a separate one.
     merchant_name = fields.Function(lambda link: link.store.name)

@@ -82,14 +82,19 @@ class PublicInvoiceSchema(Schema):
 
 
 class QuoteSchema(Schema):
-    origin_asset = fields.String()
-    destination_asset = fields.String()
-    amount_in = AmountString(fiat=False)
-    amount_out = AmountString(fiat=False)
-    deposit_address = fields.String(allow_none=True)
-    deposit_memo = fields.String(allow_none=True)
-    deadline = UtcDateTime()
-    time_estimate_seconds = fields.Integer(allow_none=True)
+    """The swap provider's price for the invoice in one asset (the descriptions reach the API reference)."""
+
+    origin_asset = fields.String(metadata={"description": "The asset the buyer pays in."})
+    destination_asset = fields.String(metadata={"description": "The asset the merchant is paid out in."})
+    amount_in = AmountString(fiat=False, metadata={"description": "What the buyer sends, in origin-asset units."})
+    amount_out = AmountString(fiat=False,
+                              metadata={"description": "What the merchant receives, in payout-asset units."})
+    deposit_address = fields.String(allow_none=True,
+                                    metadata={"description": "Where to send it; null on a dry quote."})
+    deposit_memo = fields.String(allow_none=True, metadata={"description": "The memo the chain needs, if any."})
+    deadline = UtcDateTime(metadata={"description": "The deposit must arrive before this."})
+    time_estimate_seconds = fields.Integer(allow_none=True,
+                                           metadata={"description": "How long the swap should take once paid."})
 
 
 class PublicInvoiceViewSchema(PublicInvoiceSchema):
