@@ -11,14 +11,13 @@ could tell it at once. The database is emptied first: use a scratch one.
 """
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
 
 import requests
 
-from bench import stack
+from bench import sizes, stack
 
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
@@ -57,9 +56,7 @@ def measure(base: str, api_key: str, samples: int) -> tuple[list[float], list[fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--samples", type=int, default=20)
-    args = parser.parse_args()
+    args = sizes(samples=20)
     url = stack.database_url()
     stack.reset_database(url)
     _store_id, api_key = stack.create_store(url)

@@ -10,11 +10,10 @@ The database is emptied first: use a scratch one.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
-from bench import stack
+from bench import sizes, stack
 
 STATUS = ("CASE WHEN i <= {due} THEN 'pending' WHEN mod(i, 10) = 0 THEN 'awaiting_payment' "
           "ELSE (ARRAY['paid', 'expired', 'cancelled'])[1 + mod(i, 3)] END")
@@ -37,11 +36,7 @@ def sweep(url: str, store_id: str, total: int, due: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--due", type=int, default=1000)
-    parser.add_argument("--small", type=int, default=10_000)
-    parser.add_argument("--large", type=int, default=1_000_000)
-    args = parser.parse_args()
+    args = sizes(due=1000, small=10_000, large=1_000_000)
     url = stack.database_url()
     os.environ.update(stack.env(url, REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"))
     stack.reset_database(url)

@@ -10,22 +10,14 @@ The database is emptied first: use a scratch one.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 
-from bench import stack
+from bench import sizes, stack
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--invoices", type=int, default=1_000_000)
-    parser.add_argument("--page", type=int, default=5000)
-    parser.add_argument("--limit", type=int, default=20)
-    parser.add_argument("--seconds", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=4)
-    args = parser.parse_args()
+    args = sizes(invoices=1_000_000, page=5000, limit=20, seconds=3, rounds=3, connections=4)
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     environment = stack.env(url, REDIS_URL=redis_url)

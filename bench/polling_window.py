@@ -12,11 +12,11 @@ open invoices alone (same run). It writes to the database it is given: use a scr
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from decimal import Decimal
 import time
 
+from bench import sizes
 from bench.polls import _setup
 
 ENDINGS = [("paid", None), ("refunded", None), ("failed", None), ("expired", None), ("cancelled", None),
@@ -65,10 +65,7 @@ def _reopen() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--finished", type=int, default=10000)
-    parser.add_argument("--open", type=int, default=100)
-    args = parser.parse_args()
+    args = sizes(finished=10000, open=100)
     settings = _setup(args.open)
     baseline_reads, baseline = _tick()             # the open invoices alone
     _add_finished(args.finished)

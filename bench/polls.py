@@ -12,7 +12,6 @@ It prints the figures and the ratio. It writes to the database it is given: use 
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from decimal import Decimal
 import os
@@ -20,6 +19,8 @@ import tempfile
 import time
 
 from rq import SimpleWorker, Worker
+
+from bench import sizes
 
 
 def _setup(invoice_count: int):
@@ -101,10 +102,7 @@ def _polling(connection) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--invoices", type=int, default=10000)
-    parser.add_argument("--empty-jobs", type=int, default=300)
-    args = parser.parse_args()
+    args = sizes(invoices=10000, empty_jobs=300)
     settings = _setup(args.invoices)
     from infra import queues
 

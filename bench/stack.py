@@ -18,6 +18,7 @@ import time
 import requests
 
 from tests.support.polling import free_port, wait_for
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -74,13 +75,7 @@ class Processes:
     def stop(self, process: subprocess.Popen) -> None:
         if process in self.running:
             self.running.remove(process)
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
+        stop(process, signal.SIGTERM, grace=30)
 
     def stop_all(self) -> None:
         for process in list(reversed(self.running)):

@@ -13,14 +13,13 @@ invocation with A's endpoint answering at once.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
 
 import requests
 
-from bench import stack
+from bench import sizes, stack
 from bench.payflow import fresh_sandbox_stack, percentile, procfile
 from tests.support.polling import wait_for
 from tests.support.receiver import Receiver
@@ -91,9 +90,7 @@ def _line(label: str, seconds: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--payments", type=int, default=10)
-    args = parser.parse_args()
+    args = sizes(payments=10)
     url = stack.database_url("tender_bench")
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     results = {trickle: run(url, redis_url, trickle=trickle, payments=args.payments) for trickle in (False, True)}

@@ -11,7 +11,6 @@ The receiver runs in its own process (tests/support/receiver.py). Goal: ours >= 
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from decimal import Decimal
 import os
@@ -22,7 +21,7 @@ import time
 
 import requests
 
-from bench import stack
+from bench import sizes, stack
 from config import load_settings
 
 
@@ -77,11 +76,7 @@ def raw_loop(urls_and_bodies) -> float:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--deliveries", type=int, default=2000)
-    parser.add_argument("--fanout-events", type=int, default=30)
-    parser.add_argument("--concurrency", type=int, default=32)
-    args = parser.parse_args()
+    args = sizes(deliveries=2000, fanout_events=30, concurrency=32)
     database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{tempfile.mkdtemp()}/bench.db"
     setup(database_url)
 

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from tests.support.polling import free_port, wait_for
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -55,14 +56,7 @@ class Processes:
         return process
 
     def stop(self, name: str, sig=signal.SIGTERM) -> None:
-        process = self.running.pop(name)
-        if process.poll() is None:
-            os.kill(process.pid, sig)          # by PID: only what this test started
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
+        stop(self.running.pop(name), sig)
 
     def stop_all(self) -> None:
         for name in list(self.running):

@@ -1,5 +1,5 @@
 """Starting the Procfile's processes on the real stack (TEST_DATABASE_URL, TEST_REDIS_URL) and
-stopping them again, by PID: shared by the tests in tests/ops/."""
+stopping them again, by PID: shared by the tests that start processes, and by bench/."""
 from __future__ import annotations
 
 import os
@@ -49,8 +49,14 @@ def healthy(base_url: str) -> bool:
         return False
 
 
-def stop(process: subprocess.Popen) -> None:
-    """Only what the test started, by PID."""
-    if process.poll() is None:
+def stop(process: subprocess.Popen, sig: int = signal.SIGKILL, *, grace: float = 15) -> None:
+    """Stop a process this run started, by its PID (the machine is shared): `sig` (SIGTERM where a
+    clean shutdown matters), then SIGKILL if it has not ended within `grace` seconds."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, sig)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
         os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+        process.wait(timeout=5)
