@@ -1,7 +1,10 @@
-"""Shared by the API tests: the documented field sets, and the two error shapes of docs/api.md#errors."""
+"""Shared by the API tests: the documented field sets, reading a list page, and the two error shapes
+of docs/api.md#errors."""
 from __future__ import annotations
 
 import re
+
+from playhouse.test_utils import count_queries
 
 # docs/api.md#errors, written out here rather than imported, so the tests check the mapping in the code.
 TYPE_BY_STATUS = {
@@ -26,6 +29,29 @@ TRANSACTION_FIELDS = {
     "id", "invoice_id", "type", "network", "token", "amount", "transaction_hash", "from_wallet", "to_wallet",
     "confirmations", "status", "verified", "confirmed_at", "created_at", "updated_at",
 }
+
+
+def list_page(client, auth, path: str, **query) -> dict:
+    """A page of a list route, which must answer 200."""
+    response = client.get(path, headers=auth, query_string=query)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def ids(page: dict) -> list[str]:
+    """The page's ids, in its order."""
+    return [item["id"] for item in page["data"]]
+
+
+def assert_no_query_per_row(client, auth, path: str, *, rows: int) -> None:
+    """A page of `rows` rows costs as many SQL queries as a page of one (the store has `rows` or more)."""
+    def queries_for(limit):
+        with count_queries() as counter:
+            assert len(list_page(client, auth, path, limit=limit)["data"]) == limit
+        return counter.count
+
+    queries_for(1)                      # the key lookup is cached for a second from here on
+    assert queries_for(1) == queries_for(rows)
 
 
 def assert_error(response, status: int, code: str, *, param: str | None = None) -> dict:

@@ -8,7 +8,8 @@ import pytest
 
 from core.clock import utcnow
 from tests import factories
-from tests.api.assertions import TIMESTAMP, TRANSACTION_FIELDS, assert_error
+from tests.api.assertions import (TIMESTAMP, TRANSACTION_FIELDS, assert_error, assert_no_query_per_row, ids,
+                                  list_page)
 
 
 def make_txn(invoice, minutes_ago=0, **over):
@@ -16,13 +17,7 @@ def make_txn(invoice, minutes_ago=0, **over):
 
 
 def list_transactions(client, auth, **query):
-    response = client.get("/v1/transactions", headers=auth, query_string=query)
-    assert response.status_code == 200, response.get_json()
-    return response.get_json()
-
-
-def ids(page):
-    return [item["id"] for item in page["data"]]
+    return list_page(client, auth, "/v1/transactions", **query)
 
 
 def test_transaction_has_every_documented_field(client, auth, store):
@@ -170,14 +165,7 @@ def test_transaction_routes_need_transactions_read(client, store):
 def test_no_query_per_row(client, auth, store):
     for _ in range(50):
         make_txn(factories.make_invoice(store))
-
-    def queries_for(limit):
-        with count_queries() as counter:
-            assert len(list_transactions(client, auth, limit=limit)["data"]) == limit
-        return counter.count
-
-    queries_for(1)                      # the key lookup is cached for a second from here on
-    assert queries_for(1) == queries_for(50)
+    assert_no_query_per_row(client, auth, "/v1/transactions", rows=50)
 
 
 def test_invoice_transactions_take_no_query_per_row(client, auth, store):

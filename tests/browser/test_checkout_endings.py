@@ -34,10 +34,14 @@ def _status(server, invoice_id: str) -> str:
     return server.api("GET", f"/v1/invoices/{invoice_id}").json()["status"]
 
 
-def _simulate(page, outcome: str) -> None:
+def _simulated(server, pages, outcome: str, **body):
+    """(invoice, its checkout page) after the buyer chose `outcome` and clicked "Simulate payment"."""
+    invoice = _awaiting_payment(server, **body)
+    page = pages.open(invoice["checkout_url"])
     expect(page.locator("[data-panel=pay] [data-field=deposit_address]")).to_have_text(re.compile(r"^0x"))
     page.select_option("#outcome", outcome)
     page.click("#simulate")
+    return invoice, page
 
 
 def _refund_box(page):
@@ -45,9 +49,7 @@ def _refund_box(page):
 
 
 def test_underpaid_says_what_is_missing_and_what_happens_next(server, pages):
-    invoice = _awaiting_payment(server, return_url=f"{server.base_url}/health")
-    page = pages.open(invoice["checkout_url"])
-    _simulate(page, "underpaid")
+    invoice, page = _simulated(server, pages, "underpaid", return_url=f"{server.base_url}/health")
 
     expect(page.get_by_role("heading", name="Payment incomplete")).to_be_visible(timeout=TIMEOUT_MS)
     panel = page.locator("[data-panel=underpaid]")
@@ -73,9 +75,7 @@ def test_underpaid_says_what_is_missing_and_what_happens_next(server, pages):
 
 
 def test_refunded_says_where_the_money_went(server, pages):
-    invoice = _awaiting_payment(server)
-    page = pages.open(invoice["checkout_url"])
-    _simulate(page, "refunded")
+    invoice, page = _simulated(server, pages, "refunded")
 
     expect(page.get_by_role("heading", name="Payment refunded")).to_be_visible(timeout=TIMEOUT_MS)
     refund = _refund_box(page)
@@ -93,9 +93,7 @@ def test_refunded_says_where_the_money_went(server, pages):
 
 
 def test_failed_says_so_and_where_funds_go_back(server, pages):
-    invoice = _awaiting_payment(server, return_url=f"{server.base_url}/health")
-    page = pages.open(invoice["checkout_url"])
-    _simulate(page, "failed")
+    invoice, page = _simulated(server, pages, "failed", return_url=f"{server.base_url}/health")
 
     expect(page.get_by_role("heading", name="Payment failed")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("[data-panel=failed]")).to_contain_text("returned to your refund address")
@@ -137,9 +135,7 @@ def test_late_payments_after_expiry(server, pages):
 
 
 def test_top_up_after_underpayment_completes_the_payment(server, pages):
-    invoice = _awaiting_payment(server)
-    page = pages.open(invoice["checkout_url"])
-    _simulate(page, "underpaid")
+    invoice, page = _simulated(server, pages, "underpaid")
     expect(page.get_by_role("heading", name="Payment incomplete")).to_be_visible(timeout=TIMEOUT_MS)
     _pay(server, invoice["id"], outcome="success")                 # the buyer sends the rest
     expect(page.get_by_role("heading", name="Payment received")).to_be_visible(timeout=TIMEOUT_MS)
