@@ -48,7 +48,7 @@ def build(app, *, server_url: str) -> dict:
         view = app.view_functions[rule.endpoint]
         for method in sorted(rule.methods - IGNORED_METHODS):
             op = OPERATIONS.get((method, rule.rule))
-            if op is not None:      # an undocumented route fails tests/api/test_openapi.py
+            if op is not None:      # an undocumented route fails tests/apidoc/test_openapi.py
                 paths.setdefault(rule.rule, {})[method.lower()] = _operation(spec, plugin, rule, view, op)
     for rule_text, operations in paths.items():
         spec.path(path=openapi_path(rule_text), operations=operations)

@@ -1,6 +1,6 @@
 """Every route of the API, one entry each: what the document says about it beyond what the code
 already tells (auth, scopes and error shapes are read from the view's decorators; path parameters
-from the URL rule). A route that is not here fails tests/api/test_openapi.py.
+from the URL rule). A route that is not here fails tests/apidoc/test_openapi.py.
 
 A new route is one entry: `("GET", "/v1/things/<thing_id>"): Op("Get a thing", "Things", ThingSchema)`.
 """

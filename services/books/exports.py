@@ -8,7 +8,7 @@ UTC, metadata one JSON column.
 Each column kind's rule is written twice, side by side: in Python (`_converter`, for SQLite) and in
 SQL (`_sql_value`, for PostgreSQL, where the server writes each finished line: converting every
 cell in Python made the export six times slower than `COPY`, docs/performance.md).
-tests/exports/ runs both on the same rows and compares them.
+tests/services/books/ runs both on the same rows and compares them.
 """
 from __future__ import annotations
 

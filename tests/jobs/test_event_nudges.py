@@ -17,7 +17,7 @@ from tests import factories
 from tests.payflow import make_due, reload
 from tests.support.polling import wait_for
 from tests.support.receiver import Receiver
-from tests.webhooks.test_delivery import make_endpoint
+from tests.services.webhooks.test_delivery import make_endpoint
 
 DELIVERY_STARTS_WITHIN = 1.0       # seconds from the commit to the receiver, with Redis up
 
@@ -90,7 +90,7 @@ def test_payment_link_checkout(client, store, auth, receiver, webhooks_worker):
 
 
 def test_integration_create(client, store, auth, receiver, webhooks_worker):
-    from tests.storefront.conftest import bearer, connect
+    from tests.services.integrations.conftest import bearer, connect
 
     installation = connect(client, bearer(factories.make_key(store, kind="bootstrap")),
                            webhook_url=receiver.url("/shop"))

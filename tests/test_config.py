@@ -1,0 +1,135 @@
+"""config.py: settings from the environment only; a bad value is a one-line error naming the variable."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from config import ConfigError, load_settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_defaults_need_nothing_set():
+    settings = load_settings({})
+    assert settings.database_url == "sqlite:///instance/tender.db"
+    assert settings.redis_url is None and settings.embedded_redis
+    assert settings.swap_provider == "sandbox"
+    assert settings.invoice_ttl_seconds == 3600
+    assert settings.supported_currencies == ("USD",)
+    assert settings.public_base_url == settings.checkout_base_url == "http://localhost:8000"
+    assert settings.allow_private_webhook_urls is False
+
+
+def test_good_values_are_read_and_normalised():
+    settings = load_settings({
+        "DATABASE_URL": "postgres://tender:pw@db.internal:5433/tender",
+        "REDIS_URL": "redis://127.0.0.1:6379/3",
+        "SWAP_PROVIDER": "OneClick",
+        "INVOICE_TTL_SECONDS": "900",
+        "SUPPORTED_CURRENCIES": " usd, eur ,GBP",
+        "ALLOW_PRIVATE_WEBHOOK_URLS": "yes",
+        "PUBLIC_BASE_URL": "https://pay.example.com/",
+    })
+    assert settings.database_url == "postgres://tender:pw@db.internal:5433/tender"
+    assert settings.redis_url == "redis://127.0.0.1:6379/3" and not settings.embedded_redis
+    assert settings.swap_provider == "oneclick"
+    assert settings.invoice_ttl_seconds == 900
+    assert settings.supported_currencies == ("USD", "EUR", "GBP")
+    assert settings.allow_private_webhook_urls is True
+    assert settings.public_base_url == "https://pay.example.com"
+    assert settings.checkout_base_url == "https://pay.example.com"      # defaults to PUBLIC_BASE_URL
+
+
+@pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u:p@h:5432/db", "sqlite:///tmp/x.db",
+                                 "sqlite:////abs/path.db"])
+def test_accepted_database_urls(url):
+    assert load_settings({"DATABASE_URL": url, "SWAP_PROVIDER": "sandbox"}).database_url == url
+
+
+@pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u:p@h:5432/db"])
+def test_postgresql_needs_an_explicit_swap_provider(url):
+    with pytest.raises(ConfigError, match=r"^SWAP_PROVIDER: must be set"):
+        load_settings({"DATABASE_URL": url})
+    assert load_settings({}).swap_provider == "sandbox"            # only the embedded default defaults to it
+
+
+@pytest.mark.parametrize("raw, expected", [("1", True), ("true", True), ("ON", True), ("0", False),
+                                           ("false", False), ("no", False), ("", False)])
+def test_boolean_spellings(raw, expected):
+    assert load_settings({"ALLOW_PRIVATE_WEBHOOK_URLS": raw}).allow_private_webhook_urls is expected
+
+
+BAD_VALUES = [
+    ("DATABASE_URL", "mysql://u@h/db"), ("DATABASE_URL", "sqlite:///"), ("DATABASE_URL", "postgres://host"),
+    ("DATABASE_URL", "postgres:///db"), ("DATABASE_URL", "tender.db"),
+    ("REDIS_URL", "http://127.0.0.1:6379"), ("REDIS_URL", "127.0.0.1:6379"), ("REDIS_URL", "redis://"),
+    ("SWAP_PROVIDER", "stripe"), ("SWAP_PROVIDER", "sandbox,oneclick"),
+    ("INVOICE_TTL_SECONDS", "abc"), ("INVOICE_TTL_SECONDS", "-5"), ("INVOICE_TTL_SECONDS", "1.5"),
+    ("INVOICE_TTL_SECONDS", "4"), ("INVOICE_TTL_SECONDS", "2592001"), ("INVOICE_TTL_SECONDS", "1h"),
+    ("SUPPORTED_CURRENCIES", "US"), ("SUPPORTED_CURRENCIES", "USD,EURO"), ("SUPPORTED_CURRENCIES", ","),
+    ("SUPPORTED_CURRENCIES", "USD;EUR"), ("SUPPORTED_CURRENCIES", "U5D"),
+    ("ALLOW_PRIVATE_WEBHOOK_URLS", "maybe"), ("ALLOW_PRIVATE_WEBHOOK_URLS", "2"),
+    ("PUBLIC_BASE_URL", "ftp://pay.example.com"), ("PUBLIC_BASE_URL", "pay.example.com"),
+    ("PUBLIC_BASE_URL", "http://"), ("CHECKOUT_BASE_URL", "javascript:alert(1)"),
+]
+
+
+@pytest.mark.parametrize("name, value", BAD_VALUES)
+def test_bad_value_raises_one_line_naming_the_variable(name, value):
+    with pytest.raises(ConfigError) as raised:
+        load_settings({name: value})
+    message = str(raised.value)
+    assert message.startswith(f"{name}:")
+    assert "\n" not in message
+
+
+def test_a_password_in_a_bad_url_is_not_printed():
+    with pytest.raises(ConfigError) as raised:
+        load_settings({"DATABASE_URL": "mysql://tender:hunter2@db/tender"})
+    assert "hunter2" not in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        load_settings({"REDIS_URL": "http://:hunter3@cache:6379"})
+    assert "hunter3" not in str(raised.value)
+
+
+def run_wsgi_import(tmp_path, **env):
+    base = {"PATH": os.environ.get("PATH", ""), "DATABASE_URL": f"sqlite:///{tmp_path}/t.db", "LOG_LEVEL": "ERROR"}
+    return subprocess.run([sys.executable, "-c", "import wsgi"], cwd=ROOT, env={**base, **env},
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("DATABASE_URL", "mysql://u@h/db"), ("REDIS_URL", "http://127.0.0.1:6379"), ("SWAP_PROVIDER", "stripe"),
+    ("INVOICE_TTL_SECONDS", "abc"), ("SUPPORTED_CURRENCIES", "US"), ("ALLOW_PRIVATE_WEBHOOK_URLS", "maybe"),
+    ("PUBLIC_BASE_URL", "ftp://x"),
+])
+def test_start_up_with_a_bad_value_exits_with_one_line_naming_it(tmp_path, name, value):
+    result = run_wsgi_import(tmp_path, **{name: value})
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert name in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_start_up_with_good_values_succeeds(tmp_path):
+    result = run_wsgi_import(tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_readme_states_the_invoice_ttl_range_config_accepts():
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    row = next(line for line in readme.splitlines() if line.startswith("| `INVOICE_TTL_SECONDS`"))
+    assert "(5 s to 30 days)" in row
+    for accepted in ("5", str(30 * 86400)):
+        assert load_settings({"INVOICE_TTL_SECONDS": accepted}).invoice_ttl_seconds == int(accepted)
+    for refused in ("4", str(30 * 86400 + 1)):
+        with pytest.raises(ConfigError, match="INVOICE_TTL_SECONDS"):
+            load_settings({"INVOICE_TTL_SECONDS": refused})
+
+
+def test_an_empty_environment_gives_the_defaults_written_on_the_fields():
+    """Each default is written once, on its Settings field; loading nothing must give exactly those."""
+    from config import Settings
+    assert load_settings({}) == Settings()
