@@ -1,6 +1,7 @@
 """Job functions called directly, one SimpleWorker burst per queue, the schedule, the embedded
 runner, the expiry sweep and the `invoices stuck` command."""
 import datetime as dt
+import importlib
 import json
 import time
 
@@ -15,6 +16,7 @@ from models.base import db
 from models.invoices import Invoice
 from providers.sandbox import SandboxProvider
 from services.engine import expiry, polling
+from services.webhooks import outbox
 from tests import factories
 from tests.payflow import event_types, make_due, reload
 
@@ -23,6 +25,14 @@ from tests.payflow import event_types, make_due, reload
 def runtime(app, settings):
     jobs.use_runtime(settings)
     yield settings
+
+
+@pytest.mark.parametrize("path", [outbox.FAN_OUT_JOB, outbox.DELIVER_JOB, *polling.JOBS.values()])
+def test_every_job_the_services_nudge_by_path_is_a_job_function(path):
+    # The services name the jobs they nudge by dotted path, as RQ enqueues them, because the domain
+    # never imports the job layer above it; a renamed job function fails here, not in production.
+    module, name = path.rsplit(".", 1)
+    assert module.startswith("jobs.") and callable(getattr(importlib.import_module(module), name))
 
 
 def _pay(client, auth, invoice, **body):
