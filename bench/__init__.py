@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def sizes(**defaults: int) -> argparse.Namespace:
+def int_options(**defaults: int) -> argparse.Namespace:
     """The command line of a benchmark whose options are all whole numbers: `--name` for each
     default (an underscore is a dash: `empty_jobs` is `--empty-jobs`)."""
     parser = argparse.ArgumentParser()

@@ -17,7 +17,7 @@ import time
 
 import requests
 
-from bench import sizes, stack
+from bench import int_options, stack
 
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
@@ -56,7 +56,7 @@ def measure(base: str, api_key: str, samples: int) -> tuple[list[float], list[fl
 
 
 def main() -> None:
-    args = sizes(samples=20)
+    args = int_options(samples=20)
     url = stack.database_url()
     stack.reset_database(url)
     _store_id, api_key = stack.create_store(url)

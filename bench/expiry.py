@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 
-from bench import sizes, stack
+from bench import int_options, stack
 
 STATUS = ("CASE WHEN i <= {due} THEN 'pending' WHEN mod(i, 10) = 0 THEN 'awaiting_payment' "
           "ELSE (ARRAY['paid', 'expired', 'cancelled'])[1 + mod(i, 3)] END")
@@ -36,7 +36,7 @@ def sweep(url: str, store_id: str, total: int, due: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    args = sizes(due=1000, small=10_000, large=1_000_000)
+    args = int_options(due=1000, small=10_000, large=1_000_000)
     url = stack.database_url()
     os.environ.update(stack.env(url, REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"))
     stack.reset_database(url)

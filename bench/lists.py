@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import statistics
 
-from bench import sizes, stack
+from bench import int_options, stack
 
 
 def main() -> None:
-    args = sizes(invoices=1_000_000, page=5000, limit=20, seconds=3, rounds=3, connections=4)
+    args = int_options(invoices=1_000_000, page=5000, limit=20, seconds=3, rounds=3, connections=4)
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     environment = stack.env(url, REDIS_URL=redis_url)

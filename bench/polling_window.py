@@ -16,7 +16,7 @@ import datetime as dt
 from decimal import Decimal
 import time
 
-from bench import sizes
+from bench import int_options
 from bench.polls import _setup
 
 ENDINGS = [("paid", None), ("refunded", None), ("failed", None), ("expired", None), ("cancelled", None),
@@ -65,7 +65,7 @@ def _reopen() -> None:
 
 
 def main() -> None:
-    args = sizes(finished=10000, open=100)
+    args = int_options(finished=10000, open=100)
     settings = _setup(args.open)
     baseline_reads, baseline = _tick()             # the open invoices alone
     _add_finished(args.finished)

@@ -20,7 +20,7 @@ import time
 
 from rq import SimpleWorker, Worker
 
-from bench import sizes
+from bench import int_options
 
 
 def _setup(invoice_count: int):
@@ -63,11 +63,15 @@ def _setup(invoice_count: int):
     return settings
 
 
+def _emptied(queue, connection):
+    connection.delete(queue.key)      # not queue.empty(): a Lua script, which fakeredis cannot run
+    return queue
+
+
 def _empty_loop(worker_class, connection, count: int) -> float:
     from infra import queues
 
-    queue = queues.queue("bench")
-    queue.empty()
+    queue = _emptied(queues.queue("bench"), connection)
     with connection.pipeline() as pipe:
         for _ in range(count):
             queue.enqueue("bench.noop.noop", result_ttl=0, pipeline=pipe)
@@ -84,8 +88,7 @@ def _polling(connection) -> tuple[int, float]:
 
     from infra import queues
 
-    queue = queues.queue("chain")
-    queue.empty()
+    queue = _emptied(queues.queue("chain"), connection)
     worker = SimpleWorker([queue], connection=connection)
     started = time.perf_counter()
     while True:
@@ -102,7 +105,7 @@ def _polling(connection) -> tuple[int, float]:
 
 
 def main() -> None:
-    args = sizes(invoices=10000, empty_jobs=300)
+    args = int_options(invoices=10000, empty_jobs=300)
     settings = _setup(args.invoices)
     from infra import queues
 

@@ -19,7 +19,7 @@ import time
 
 import requests
 
-from bench import sizes, stack
+from bench import int_options, stack
 from bench.payflow import fresh_sandbox_stack, percentile, procfile
 from tests.support.polling import wait_for
 from tests.support.receiver import Receiver
@@ -90,7 +90,7 @@ def _line(label: str, seconds: list[float]) -> str:
 
 
 def main() -> None:
-    args = sizes(payments=10)
+    args = int_options(payments=10)
     url = stack.database_url("tender_bench")
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     results = {trickle: run(url, redis_url, trickle=trickle, payments=args.payments) for trickle in (False, True)}

@@ -21,7 +21,7 @@ import time
 
 import requests
 
-from bench import sizes, stack
+from bench import int_options, stack
 from config import load_settings
 
 
@@ -76,7 +76,7 @@ def raw_loop(urls_and_bodies) -> float:
 
 
 def main():
-    args = sizes(deliveries=2000, fanout_events=30, concurrency=32)
+    args = int_options(deliveries=2000, fanout_events=30, concurrency=32)
     database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{tempfile.mkdtemp()}/bench.db"
     setup(database_url)
 
