@@ -121,7 +121,9 @@ def rotate_secret(endpoint: WebhookEndpoint, *, now: dt.datetime) -> WebhookEndp
     """A new secret now; the one it replaces still signs (as a second v1=) for 24 hours."""
     refuse_if_managed(endpoint)
     secret = new_secret()
-    WebhookEndpoint.update(secret=secret, previous_secret=endpoint.secret,
+    # previous_secret takes the row's secret as the UPDATE finds it, not the one read above: a
+    # rotation racing this one may have replaced it since, and shown its caller the replacement.
+    WebhookEndpoint.update(secret=secret, previous_secret=WebhookEndpoint.secret,
                            previous_secret_expires_at=now + ROTATION_OVERLAP, updated_at=now
                            ).where(WebhookEndpoint.id == endpoint.id).execute()
     endpoint = WebhookEndpoint.get_by_id(endpoint.id)

@@ -2,6 +2,7 @@ import dataclasses
 
 import pytest
 
+from core.clock import utcnow
 from core.errors import DomainError
 from models.base import db
 from models.webhooks import WebhookEndpoint
@@ -101,6 +102,18 @@ def test_rotate_returns_a_new_secret_and_keeps_the_old_one_for_a_day(client, aut
     with db.connection_context():
         row = WebhookEndpoint.get(WebhookEndpoint.public_id == endpoint["id"])
     assert row.secret == rotated.json["secret"] and row.previous_secret == endpoint["secret"]
+
+
+def test_a_rotation_racing_another_keeps_the_secret_the_other_showed(client, auth, store):
+    """Two rotations that both read the endpoint before either wrote: the later write must keep the
+    earlier one's secret (already shown to its caller) as the previous one, not the secret both read."""
+    endpoint = create(client, auth).json
+    with db.connection_context():
+        read_by_both = endpoints.get_endpoint(store, endpoint["id"])
+        first = endpoints.rotate_secret(read_by_both, now=utcnow())
+        second = endpoints.rotate_secret(read_by_both, now=utcnow())
+        row = WebhookEndpoint.get_by_id(read_by_both.id)
+    assert (row.secret, row.previous_secret) == (second.shown_secret, first.shown_secret)
 
 
 def test_scopes(client, store):
