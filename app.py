@@ -33,6 +33,9 @@ def create_app(settings: Settings | None = None) -> Flask:
     app = Flask("tender")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False          # keep fields in the documented order
+    # A doubled slash (`/v1/payment-links//invoices`, an empty id) is a JSON 404, not werkzeug's
+    # redirect to the merged path, whose body is an HTML page (a redirect skips the error handlers).
+    app.url_map.merge_slashes = False
     app.extensions["tender.settings"] = settings
     register_error_handlers(app)
     register_blueprints(app)

@@ -126,3 +126,9 @@ def test_errors_are_never_html(client, auth):
                      client.post("/v1/invoices", headers=auth, data=b"<html>", content_type="text/html")):
         assert response.mimetype == "application/json"
         assert "<" not in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", ["/v1/payment-links//invoices", "/v1/invoices//status", "/v1//invoices"])
+def test_an_empty_path_segment_is_a_json_404_not_a_redirect(client, auth, path):
+    # An id left empty by the caller's code; werkzeug would redirect to the merged path with an HTML body.
+    assert_error(client.get(path, headers=auth), 404, "route_not_found")
