@@ -9,7 +9,6 @@ from __future__ import annotations
 from decimal import Decimal
 import json
 import re
-
 from typing import Callable
 
 from flask import request
@@ -115,7 +114,8 @@ def load_query(schema: Schema) -> dict:
     return load(schema, request.args.to_dict(flat=True))
 
 
-def listed(list_rows: Callable[..., Page], dump_rows: Callable[[list], list], filters: Schema | None = None) -> dict:
+def listed(list_rows: Callable[..., Page], dump_rows: Callable[[list], list],
+           filters: Schema | None = None) -> dict:
     """Every list route's answer: the page `list_rows` returns, its rows dumped by `dump_rows`, in
     the list envelope. The query string is read by `filters` where the route has filters, and
     `list_rows(query, page_request)` is called; otherwise only limit and cursors are read, and
