@@ -7,6 +7,7 @@ from flask import Flask, g
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from blueprints import register_blueprints
+from blueprints.body_deadline import BodyDeadline
 from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
 from blueprints.request_log import log_request, start_timer
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_commands(app)
     _register_request_hooks(app)
     app.wsgi_app = _TrustedProxies(app, app.wsgi_app)
+    app.wsgi_app = BodyDeadline(app.wsgi_app, settings.request_body_timeout_seconds)
     if _runs_embedded_jobs(settings):
         from scheduler import embedded
 

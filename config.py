@@ -51,6 +51,7 @@ class Settings:
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
     trusted_proxy_hops: int = 0      # X-Forwarded-For hops to trust (docs/api.md#rate-limits)
+    request_body_timeout_seconds: int = 10      # a body still arriving after this is 408 (blueprints/body_deadline.py)
     # Webhooks (docs/webhooks.md): retry delays after each failed attempt, the per-attempt timeout,
     # how long a claimed delivery stays reserved, and how many are sent at once per worker.
     webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
@@ -119,6 +120,8 @@ def load_settings(environ) -> Settings:
         rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP",
                                                    default.rate_limit_public_reads_per_ip, **_PER_MINUTE),
         trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", default.trusted_proxy_hops, minimum=0, maximum=10),
+        request_body_timeout_seconds=env.integer("REQUEST_BODY_TIMEOUT_SECONDS", default.request_body_timeout_seconds,
+                                                 minimum=1, maximum=300),
         **_webhook_settings(env, default),
         chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS",
                                                 default.chain_poll_interval_seconds, minimum=1, maximum=3600),

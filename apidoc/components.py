@@ -33,6 +33,8 @@ ERROR_TEXT = {
     401: "Missing, unknown, revoked or expired API key: `missing_api_key`, `invalid_api_key`.",
     403: "Forbidden: `INSUFFICIENT_SCOPE` (the key lacks the scope), or a rule of the route.",
     404: "Not found (also another store's object, or an id of the wrong shape): " + ", ".join(_CODES[404]) + ".",
+    408: "`request_timeout`: the body did not arrive within `REQUEST_BODY_TIMEOUT_SECONDS` (10) of the "
+         "request's start; nothing of it was used.",
     413: "`request_too_large`: bodies are limited to 64 KiB.",
     429: "`rate_limited`: too many requests in this window; see `Retry-After`.",
     500: "`internal_error`: an unexpected failure on our side (a bug: please report the request id).",

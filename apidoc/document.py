@@ -181,6 +181,7 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
     if op.body is not None:
         body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
         errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")
+        errors[408] = [components.ERROR_TEXT[408]]
         errors[413] = [components.ERROR_TEXT[413]]
     if "IdempotencyKey" in op.headers:
         errors.setdefault(400, []).append(components.ERROR_TEXT["idempotency_reused"])

@@ -15,7 +15,7 @@ from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from core.errors import BadRequest
+from core.errors import BadRequest, RequestTimeout
 from infra.pagination import Page, PageRequest
 from schemas.common import ListQuerySchema, page_envelope
 
@@ -93,7 +93,7 @@ def drain_body() -> None:
             if not chunk:
                 break
             left -= len(chunk)
-    except (OSError, ValueError):      # the client hung up: nothing to answer
+    except (OSError, ValueError, RequestTimeout):      # the client hung up, or stopped sending
         pass
 
 

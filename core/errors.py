@@ -61,6 +61,10 @@ class MethodNotAllowed(DomainError, status=405, error_type="invalid_request", co
     """The path exists; the method does not."""
 
 
+class RequestTimeout(DomainError, status=408, error_type="invalid_request", codes=("request_timeout",)):
+    """The body did not arrive in time (`REQUEST_BODY_TIMEOUT_SECONDS`); nothing of it was used."""
+
+
 class Conflict(DomainError, status=409, error_type="conflict", codes=(
         "idempotency_key_in_use", "EXTERNAL_ORDER_INTEGRATION_CONFLICT", "INTEGRATION_SITE_CONFLICT",
         "invoice_not_cancellable")):
@@ -94,8 +98,8 @@ class Unavailable(DomainError, status=503, error_type="service_unavailable",
         self.retry_after = retry_after
 
 
-REFUSALS = (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, Conflict, PayloadTooLarge,
-            Unprocessable, TooManyRequests, InternalError, Unavailable)
+REFUSALS = (BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, RequestTimeout, Conflict,
+            PayloadTooLarge, Unprocessable, TooManyRequests, InternalError, Unavailable)
 
 
 def of_status(status: int) -> type[DomainError]:

@@ -9,7 +9,7 @@ from playhouse.test_utils import count_queries
 # docs/api.md#errors, written out here rather than imported, so the tests check the mapping in the code.
 TYPE_BY_STATUS = {
     400: "invalid_request", 401: "authentication_error", 403: "permission_error", 404: "not_found",
-    405: "invalid_request", 409: "conflict", 413: "invalid_request", 422: "unprocessable_entity",
+    405: "invalid_request", 408: "invalid_request", 409: "conflict", 413: "invalid_request", 422: "unprocessable_entity",
     429: "rate_limited", 500: "api_error", 503: "service_unavailable",
 }
 REQUEST_ID = re.compile(r"^req_[0-9a-f]{32}$")

@@ -1,45 +1,19 @@
 """A body over 64 KiB gets its JSON 413 even while the client is still sending (docs/api.md#errors):
 the server reads and discards up to 1 MiB before answering. On a real gunicorn, over a socket."""
 import json
-import os
-from pathlib import Path
-import signal
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
 
 from tests import factories
-from tests.support.polling import free_port, wait_for
-
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from tests.support.processes import gunicorn_on
 
 
 @pytest.fixture(scope="module")
 def live_web(app, test_env, tmp_path_factory):
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
-    env.update(test_env, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="2",
-               LOG_LEVEL="WARNING", EMBEDDED_JOBS="0", PYTHONPATH=str(ROOT))
-    log = open(tmp_path_factory.mktemp("web") / "web.log", "wb")
-    web = subprocess.Popen([str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"], cwd=ROOT,
-                           env=env, stdout=log, stderr=log, start_new_session=True)
-    try:
-        def listening():
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return True
-            except OSError:
-                return False
-        wait_for(listening, timeout=30, what="gunicorn to listen")
+    with gunicorn_on(test_env, tmp_path_factory.mktemp("web") / "web.log", WEB_THREADS="2") as port:
         yield port
-    finally:
-        os.kill(web.pid, signal.SIGTERM)      # by PID: only what this test started
-        web.wait(30)
-        log.close()
 
 
 def _post_slowly(port: int, key: str, size: int) -> bytes:

@@ -21,7 +21,7 @@ STATUS_OF_CODE = {
     "invoice_not_cancellable": 400, "activation_refused": 400, "pricing_locked": 400,
     "amount_out_of_range": 400, "idempotency_key_reused": 400, "unsupported_asset": 400,
     "invoice_not_payable": 400, "invoice_expiring": 400,
-    "method_not_allowed": 405, "request_too_large": 413,
+    "method_not_allowed": 405, "request_timeout": 408, "request_too_large": 413,
     "idempotency_key_in_use": 409, "EXTERNAL_ORDER_INTEGRATION_CONFLICT": 409, "INTEGRATION_SITE_CONFLICT": 409,
     "invalid_webhook_url": 422, "unknown_event_type": 422, "webhook_endpoint_limit": 422,
     "rate_limited": 429, "internal_error": 500,

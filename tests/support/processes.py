@@ -2,14 +2,18 @@
 stopping them again, by PID: shared by the tests that start processes, and by bench/."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 import os
 from pathlib import Path
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 
 import requests
+
+from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -60,3 +64,27 @@ def stop(process: subprocess.Popen, sig: int = signal.SIGKILL, *, grace: float =
     except subprocess.TimeoutExpired:
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=5)
+
+
+@contextmanager
+def gunicorn_on(test_env: dict, log_path: Path, **env):
+    """A real gunicorn (gunicorn.conf.py, one process) on a free local port and the tests' database,
+    with `env` on top; yields the port once it listens, and stops it by PID afterwards."""
+    port = free_port()
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
+    environment.update(test_env, HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", LOG_LEVEL="WARNING",
+                       EMBEDDED_JOBS="0", PYTHONPATH=str(ROOT), **env)
+    with open(log_path, "wb") as log:
+        web = subprocess.Popen([str(BIN / "gunicorn"), "--config", "gunicorn.conf.py", "wsgi:app"], cwd=ROOT,
+                               env=environment, stdout=log, stderr=log, start_new_session=True)
+        try:
+            def listening():
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                    return True
+                except OSError:
+                    return False
+            wait_for(listening, timeout=30, what="gunicorn to listen")
+            yield port
+        finally:
+            stop(web, signal.SIGTERM, grace=30)

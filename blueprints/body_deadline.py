@@ -1,0 +1,123 @@
+"""A request's body must have arrived within REQUEST_BODY_TIMEOUT_SECONDS of its start.
+
+gunicorn gives a request to one of its few threads once the headers are in, and the thread then
+waits for the body for as long as the client keeps the connection open. A client that announces a
+body and never sends it, or sends it a byte at a time, would hold that thread; a handful of them
+(anonymous ones on the buyer routes too) would stall every store's requests. So one watchdog
+thread per process ends the read side of a connection whose body is still arriving at its
+deadline: the blocked read sees the end of the stream and the request is answered 408
+`request_timeout`. This needs the connection's socket, which gunicorn puts in the environ; under
+any other server (Flask's test client) the middleware stands aside.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from core.errors import RequestTimeout
+
+
+class BodyDeadline:
+    """WSGI middleware: watches the socket of every request that has a body until the app returns."""
+
+    def __init__(self, app, seconds: float):
+        self.app = app
+        self.seconds = seconds
+        self.watchdog = _Watchdog()
+
+    def __call__(self, environ, start_response):
+        connection = environ.get("gunicorn.socket")
+        if connection is None or not _has_body(environ):
+            return self.app(environ, start_response)
+        body = _DeadlineInput(environ["wsgi.input"], self.seconds, _content_length(environ),
+                              on_complete=self.watchdog.forget)
+        environ["wsgi.input"] = body
+        self.watchdog.watch(body, connection, time.monotonic() + self.seconds)
+        try:
+            return self.app(environ, start_response)
+        finally:
+            self.watchdog.forget(body)
+
+
+def _has_body(environ) -> bool:
+    return bool(_content_length(environ)) or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+
+
+def _content_length(environ) -> int | None:
+    try:
+        return int(environ.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None
+
+
+class _DeadlineInput:
+    """The request's input stream; once the watchdog has cut the connection, every read is the 408.
+    A body read to its end is no longer watched: a slow answer after it is not the client's doing."""
+
+    def __init__(self, stream, seconds: float, length: int | None, *, on_complete):
+        self.stream = stream
+        self.seconds = seconds
+        self.left = length          # None: chunked, complete at the end of the stream
+        self.on_complete = on_complete
+        self.cut = False
+
+    def read(self, *args):
+        return self._checked(self.stream.read, *args)
+
+    def readline(self, *args):
+        return self._checked(self.stream.readline, *args)
+
+    def _checked(self, read, *args):
+        try:
+            data = read(*args)
+        except Exception:
+            if self.cut:
+                raise self._late() from None
+            raise
+        if self.cut:            # what arrived before the cut is not the whole body
+            raise self._late()
+        if self.left is not None:
+            self.left -= len(data)
+        if not data or (self.left is not None and self.left <= 0):
+            self.on_complete(self)
+        return data
+
+    def _late(self) -> RequestTimeout:
+        return RequestTimeout("request_timeout", f"The request body did not arrive within {self.seconds:g} seconds.")
+
+
+class _Watchdog:
+    """One thread per process, started on first use (after gunicorn forks), idle while nothing is due."""
+
+    def __init__(self):
+        self.due: dict[_DeadlineInput, tuple[socket.socket, float]] = {}
+        self.changed = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def watch(self, body: _DeadlineInput, connection: socket.socket, deadline: float) -> None:
+        with self.changed:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="body-deadline", daemon=True)
+                self.thread.start()
+            self.due[body] = (connection, deadline)
+            self.changed.notify()
+
+    def forget(self, body: _DeadlineInput) -> None:
+        with self.changed:
+            self.due.pop(body, None)
+
+    def _run(self) -> None:
+        with self.changed:
+            while True:
+                now = time.monotonic()
+                for body, (connection, deadline) in list(self.due.items()):
+                    if deadline <= now:
+                        del self.due[body]
+                        body.cut = True
+                        try:
+                            connection.shutdown(socket.SHUT_RD)    # the answer can still be written
+                        except OSError:
+                            pass                                   # the client has gone already
+                next_deadline = min((deadline for _, deadline in self.due.values()), default=None)
+                self.changed.wait(None if next_deadline is None else max(next_deadline - now, 0.01))
