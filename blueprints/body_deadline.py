@@ -100,8 +100,10 @@ class _Watchdog:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self._run, name="body-deadline", daemon=True)
                 self.thread.start()
+            idle = not self.due
             self.due[body] = (connection, deadline)
-            self.changed.notify()
+            if idle:        # else it is already waiting for an earlier deadline than this one
+                self.changed.notify()
 
     def forget(self, body: _DeadlineInput) -> None:
         with self.changed:
