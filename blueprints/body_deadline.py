@@ -3,11 +3,16 @@
 gunicorn gives a request to one of its few threads once the headers are in, and the thread then
 waits for the body for as long as the client keeps the connection open. A client that announces a
 body and never sends it, or sends it a byte at a time, would hold that thread; a handful of them
-(anonymous ones on the buyer routes too) would stall every store's requests. So one watchdog
-thread per process ends the read side of a connection whose body is still arriving at its
-deadline: the blocked read sees the end of the stream and the request is answered 408
-`request_timeout`. This needs the connection's socket, which gunicorn puts in the environ; under
-any other server (Flask's test client) the middleware stands aside.
+(anonymous ones on the buyer routes too) would stall every store's requests.
+
+So one watchdog thread per process looks at each body at its deadline:
+* a read still waiting for the client then is cut: the watchdog shuts the connection's read side,
+  the blocked read sees the end of the stream, and the request is answered 408 `request_timeout`;
+* a body the app has not started reading yet (it was busy: the client is not late for that) gets
+  LATE_READ_SECONDS more, again and again while the app is busy; what the client sent in time is
+  already here and reads at once, so only a read that waits on the client is ever cut.
+A body read to its end is no longer watched. This needs the connection's socket, which gunicorn
+puts in the environ; under any other server (Flask's test client) the middleware stands aside.
 """
 from __future__ import annotations
 
@@ -17,9 +22,11 @@ import time
 
 from core.errors import RequestTimeout
 
+LATE_READ_SECONDS = 1.0
+
 
 class BodyDeadline:
-    """WSGI middleware: watches the socket of every request that has a body until the app returns."""
+    """WSGI middleware: watches each request that has a body while the app runs."""
 
     def __init__(self, app, seconds: float):
         self.app = app
@@ -30,10 +37,10 @@ class BodyDeadline:
         connection = environ.get("gunicorn.socket")
         if connection is None or not _has_body(environ):
             return self.app(environ, start_response)
-        body = _DeadlineInput(environ["wsgi.input"], self.seconds, _content_length(environ),
+        body = _DeadlineInput(environ["wsgi.input"], connection, self.seconds, _content_length(environ),
                               on_complete=self.watchdog.forget)
         environ["wsgi.input"] = body
-        self.watchdog.watch(body, connection, time.monotonic() + self.seconds)
+        self.watchdog.watch(body, time.monotonic() + self.seconds)
         try:
             return self.app(environ, start_response)
         finally:
@@ -52,15 +59,16 @@ def _content_length(environ) -> int | None:
 
 
 class _DeadlineInput:
-    """The request's input stream; once the watchdog has cut the connection, every read is the 408.
-    A body read to its end is no longer watched: a slow answer after it is not the client's doing."""
+    """The request's input stream. `reading` says whether a read may be waiting on the client now;
+    once the watchdog has cut the connection (`cut`), a read that did not complete the body is the 408."""
 
-    def __init__(self, stream, seconds: float, length: int | None, *, on_complete):
+    def __init__(self, stream, connection: socket.socket, seconds: float, length: int | None, *, on_complete):
         self.stream = stream
+        self.connection = connection
         self.seconds = seconds
         self.left = length          # None: chunked, complete at the end of the stream
         self.on_complete = on_complete
-        self.cut = False
+        self.reading = self.cut = False
 
     def read(self, *args):
         return self._checked(self.stream.read, *args)
@@ -69,40 +77,55 @@ class _DeadlineInput:
         return self._checked(self.stream.readline, *args)
 
     def _checked(self, read, *args):
+        self.reading = True
         try:
             data = read(*args)
         except Exception:
             if self.cut:
                 raise self._late() from None
             raise
-        if self.cut:            # what arrived before the cut is not the whole body
-            raise self._late()
+        finally:
+            self.reading = False
         if self.left is not None:
             self.left -= len(data)
-        if not data or (self.left is not None and self.left <= 0):
+        complete = not data or (self.left is not None and self.left <= 0)
+        if self.cut and not complete:       # what arrived before the cut is not the whole body
+            raise self._late()
+        if complete:
             self.on_complete(self)
         return data
 
     def _late(self) -> RequestTimeout:
         return RequestTimeout("request_timeout", f"The request body did not arrive within {self.seconds:g} seconds.")
 
+    def cut_if_waiting(self) -> bool:
+        """At the deadline (the watchdog's thread): cut a read that waits on the client, and say so."""
+        if not self.reading:
+            return False
+        self.cut = True
+        try:
+            self.connection.shutdown(socket.SHUT_RD)     # the answer can still be written
+        except OSError:
+            pass                                         # the client has gone already
+        return True
+
 
 class _Watchdog:
     """One thread per process, started on first use (after gunicorn forks), idle while nothing is due."""
 
     def __init__(self):
-        self.due: dict[_DeadlineInput, tuple[socket.socket, float]] = {}
+        self.due: dict[_DeadlineInput, float] = {}
         self.changed = threading.Condition()
         self.thread: threading.Thread | None = None
 
-    def watch(self, body: _DeadlineInput, connection: socket.socket, deadline: float) -> None:
+    def watch(self, body: _DeadlineInput, deadline: float) -> None:
         with self.changed:
             if self.thread is None or not self.thread.is_alive():
                 self.thread = threading.Thread(target=self._run, name="body-deadline", daemon=True)
                 self.thread.start()
             idle = not self.due
-            self.due[body] = (connection, deadline)
-            if idle:        # else it is already waiting for an earlier deadline than this one
+            self.due[body] = deadline
+            if idle:        # else it already waits for a deadline no later than this one
                 self.changed.notify()
 
     def forget(self, body: _DeadlineInput) -> None:
@@ -113,13 +136,11 @@ class _Watchdog:
         with self.changed:
             while True:
                 now = time.monotonic()
-                for body, (connection, deadline) in list(self.due.items()):
+                for body, deadline in list(self.due.items()):
                     if deadline <= now:
-                        del self.due[body]
-                        body.cut = True
-                        try:
-                            connection.shutdown(socket.SHUT_RD)    # the answer can still be written
-                        except OSError:
-                            pass                                   # the client has gone already
-                next_deadline = min((deadline for _, deadline in self.due.values()), default=None)
+                        if body.cut_if_waiting():
+                            del self.due[body]
+                        else:       # the app has not asked for the body yet
+                            self.due[body] = now + LATE_READ_SECONDS
+                next_deadline = min(self.due.values(), default=None)
                 self.changed.wait(None if next_deadline is None else max(next_deadline - now, 0.01))
