@@ -34,10 +34,11 @@ class BodyDeadline:
         self.watchdog = _Watchdog()
 
     def __call__(self, environ, start_response):
-        connection = environ.get("gunicorn.socket")
-        if connection is None or not _has_body(environ):
+        connection, length = environ.get("gunicorn.socket"), _content_length(environ)
+        chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if connection is None or not (length or chunked):
             return self.app(environ, start_response)
-        body = _DeadlineInput(environ["wsgi.input"], connection, self.seconds, _content_length(environ),
+        body = _DeadlineInput(environ["wsgi.input"], connection, self.seconds, length,
                               on_complete=self.watchdog.forget)
         environ["wsgi.input"] = body
         self.watchdog.watch(body, time.monotonic() + self.seconds)
@@ -45,10 +46,6 @@ class BodyDeadline:
             return self.app(environ, start_response)
         finally:
             self.watchdog.forget(body)
-
-
-def _has_body(environ) -> bool:
-    return bool(_content_length(environ)) or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
 
 
 def _content_length(environ) -> int | None:

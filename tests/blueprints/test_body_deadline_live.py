@@ -11,6 +11,7 @@ import pytest
 
 from tests import factories
 from tests.support.processes import gunicorn_on
+from tests.support.raw_http import post_head, read_answer
 
 ANSWER_WAIT_SECONDS = 30        # how long a client here waits for any answer before the test fails
 
@@ -23,21 +24,13 @@ def live_web(app, test_env, tmp_path_factory):
 
 
 def _head(key: str, **headers) -> bytes:
-    lines = ["POST /v1/invoices HTTP/1.1", "Host: 127.0.0.1", f"Authorization: Bearer {key}",
-             "Content-Type: application/json", *(f"{name.replace('_', '-')}: {value}" for name, value in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+    return post_head("/v1/invoices", key, **headers)
 
 
 def _answer(sock: socket.socket) -> tuple[int, dict]:
     """The status and JSON body of the one answer on `sock`."""
     sock.settimeout(ANSWER_WAIT_SECONDS)
-    answer = b""
-    while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        answer += chunk
-    head, _, body = answer.partition(b"\r\n\r\n")
+    head, _, body = read_answer(sock).partition(b"\r\n\r\n")
     return int(head.split()[1]), json.loads(body)
 
 

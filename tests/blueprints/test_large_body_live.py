@@ -8,6 +8,7 @@ import pytest
 
 from tests import factories
 from tests.support.processes import gunicorn_on
+from tests.support.raw_http import post_head, read_answer
 
 
 @pytest.fixture(scope="module")
@@ -19,28 +20,14 @@ def live_web(app, test_env, tmp_path_factory):
 def _post_slowly(port: int, key: str, size: int) -> bytes:
     """POST `size` bytes, the body in 16 KiB pieces with pauses, and read the whole answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall((f"POST /v1/invoices HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
-                      f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n").encode())
+        sock.sendall(post_head("/v1/invoices", key, Content_Length=size))
         sent = 0
         while sent < size:
             piece = min(16384, size - sent)
             sock.sendall(b" " * piece)
             sent += piece
             time.sleep(0.02)          # the server has time to answer before the body is all sent
-        answer = b""
-        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < _length(answer):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-        return answer
-
-
-def _length(answer: bytes) -> int:
-    for line in answer.partition(b"\r\n\r\n")[0].split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            return int(line.split(b":")[1])
-    return 1 << 30
+        return read_answer(sock)
 
 
 @pytest.mark.parametrize("size", [100_000, 600_000])
