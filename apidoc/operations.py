@@ -172,6 +172,9 @@ OPERATIONS = {
     ("POST", "/v1/public/payment-links/<token>/checkout"): Op(
         "Start a checkout of a payment link", "Buyer", CheckoutResultSchema, status=201, body=CheckoutSchema,
         errors={403: "`payment_link_unavailable` (inactive or completed link) or `payment_link_already_paid`.",
+                409: "`invoice_already_committed`: a single-use link whose open invoice someone else already "
+                     "committed (another asset or refund address, or none given); the link is free again once "
+                     "that invoice expires or is cancelled.",
                 503: _CHECKOUT_503},
         links={"GetCheckoutInvoice": ("get_invoice", {"invoice_id": "$response.body#/invoice_id"})}),
 
@@ -184,6 +187,8 @@ OPERATIONS = {
     ("POST", "/v1/public/invoices/<invoice_id>/quote"): Op(
         "Price an invoice in an asset, or commit to it", "Buyer", QuoteResultSchema, body=QuoteCreateSchema,
         errors={400: "`unsupported_asset`, `invoice_not_payable` or `validation_error`.",
+                409: "`invoice_already_committed`: the invoice already has a deposit address for another asset or "
+                     "refund address; they never change. The same commit repeated answers 200 with `quote: null`.",
                 503: "`service_unavailable`: the swap provider did not answer; retry later."},
         description="`dry: true` (the default) prices only; `dry: false` with `refund_to` issues the deposit "
                     "address and moves the invoice to `awaiting_payment`."),

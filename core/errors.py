@@ -67,7 +67,7 @@ class RequestTimeout(DomainError, status=408, error_type="invalid_request", code
 
 class Conflict(DomainError, status=409, error_type="conflict", codes=(
         "idempotency_key_in_use", "EXTERNAL_ORDER_INTEGRATION_CONFLICT", "INTEGRATION_SITE_CONFLICT",
-        "invoice_not_cancellable")):
+        "invoice_not_cancellable", "invoice_already_committed")):
     """Another request holds or already made what this one asks for."""
 
 

@@ -24,6 +24,7 @@
   var refundInput = document.getElementById("refund-to");
   var chooseForm = document.getElementById("choose-form");
   var chooseSubmit = document.getElementById("choose-submit");
+  var TYPED_REFUND_KEY = "tender.refund_to." + invoiceId;      // what this browser entered (this page or the link's)
 
   function path(suffix) { return "/v1/public/invoices/" + encodeURIComponent(invoiceId) + (suffix || ""); }
 
@@ -31,7 +32,25 @@
 
   function announce(text) { Tender.setText("announce", text); }
 
-  function panelOf(status) { return document.querySelector('[data-panel="' + PANELS[status] + '"]'); }
+  function typedRefund() {
+    try { return window.sessionStorage.getItem(TYPED_REFUND_KEY); } catch (e) { return null; }
+  }
+
+  function rememberTypedRefund(address) {
+    try { window.sessionStorage.setItem(TYPED_REFUND_KEY, address); } catch (e) { /* private mode: no guard */ }
+  }
+
+  // The deposit instructions are shown only with the refund address this browser entered: an
+  // invoice someone else committed would send any refund to them.
+  function notYours(data) {
+    var typed = typedRefund();
+    return !!(typed && data.refund_to && data.deposit_address && typed !== data.refund_to &&
+              (OPEN.indexOf(data.status) >= 0 || data.status === "underpaid"));
+  }
+
+  function panelName(data) { return notYours(data) ? "not-yours" : PANELS[data.status]; }
+
+  function panelOf(data) { return document.querySelector('[data-panel="' + panelName(data) + '"]'); }
 
   function show(name, visible) {
     document.querySelectorAll('[data-show="' + name + '"]').forEach(function (el) { el.hidden = !visible; });
@@ -47,8 +66,9 @@
     invoice = next;
     var open = OPEN.indexOf(invoice.status) >= 0;
     var late = (invoice.status === "expired" || invoice.status === "cancelled") && invoice.amount_received != null;
+    var panelShown = panelName(invoice);
     document.querySelectorAll("[data-panel]").forEach(function (panel) {
-      panel.hidden = panel.dataset.panel !== PANELS[invoice.status];
+      panel.hidden = panel.dataset.panel !== panelShown;
     });
     show("open", open);
     show("final", !open);
@@ -57,7 +77,12 @@
     show("topup-closed", invoice.status === "underpaid" && remainingMs() <= 0);
     show("late-payment", late);
     show("no-late-payment", !late);
-    if (invoice.deposit_address) renderDeposit();
+    if (panelShown === "not-yours") {
+      Tender.setText("typed_refund_to", typedRefund());
+      show("topup", false);
+    } else if (invoice.deposit_address) {
+      renderDeposit();
+    }
     renderRefund();
     if (invoice.status === "awaiting_payment") {
       Tender.setText("status-text", invoice.amount_received != null
@@ -65,7 +90,7 @@
         : simulated ? "Payment sent; waiting for the network to see it…" : "Waiting for your payment…");
     }
     if (invoice.status === "paid") startRedirect(); else stopRedirect();
-    if (invoice.status !== previous) statusChanged();
+    if (invoice.status !== previous || panelShown === "not-yours") statusChanged();
     tick();
   }
 
@@ -74,6 +99,7 @@
     Tender.setText("asset_label", assetLabel());
     Tender.setText("deposit_address", invoice.deposit_address);
     Tender.setText("deposit_memo", invoice.deposit_memo);
+    Tender.setText("committed_refund_to", invoice.refund_to);
     Tender.setText("amount_received", invoice.amount_received);
     Tender.setText("amount_remaining", invoice.amount_remaining);
     Tender.fields("memo-box").forEach(function (el) { el.hidden = !invoice.deposit_memo; });
@@ -101,7 +127,7 @@
 
   function statusChanged() {
     changedAt = Date.now();
-    var panel = panelOf(invoice.status);
+    var panel = panelOf(invoice);
     var heading = panel && panel.querySelector("h1, h2");
     if (!heading) return;
     var words = heading.textContent.trim();
@@ -219,11 +245,13 @@
     var address = refundInput.value.trim();
     var problem = Tender.addressProblem(address, asset, networks);
     if (problem) { Tender.showError("choose-error", problem); refundInput.focus(); return; }
+    rememberTypedRefund(address);
     Tender.busy(chooseSubmit, "Getting your address…");
     var result = await Tender.api("POST", path("/quote"), { origin_asset: asset.code, refund_to: address, dry: false });
     Tender.busy(chooseSubmit, null);
     if (!result.ok) {
       if (result.error.code === "invoice_not_payable") { poll(); return; }
+      if (result.error.code === "invoice_already_committed") poll();   // shows it is not this buyer's
       Tender.showError("choose-error", result.error.message, Tender.transient(result) ? choose : null);
       return;
     }
@@ -282,6 +310,12 @@
     if (!document.hidden && watched(invoice)) poll();          // back to the page: the status now
   });
 
+  // Before the first poll: the page was rendered with the deposit instructions of an invoice that
+  // may not be this buyer's; hide them at once rather than after a round trip.
+  if (notYours({ status: root.dataset.status, refund_to: root.dataset.refundTo, deposit_address: true })) {
+    render({ id: invoiceId, status: root.dataset.status, expires_at: root.dataset.expiresAt,
+             refund_to: root.dataset.refundTo, deposit_address: "pending" });
+  }
   setInterval(tick, 1000);
   poll();
   Tender.loadAssets(select, networks).then(function (loaded) {

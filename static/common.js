@@ -52,11 +52,14 @@ var Tender = (function () {
       error = { message: (typeof error === "string" && error) || "Something went wrong (" + response.status + ")." };
     }
     // Short human words for what the buyer cannot fix; a 4xx keeps the server's own message.
-    if (response.status === 429) error.message = "Too many attempts; please wait a moment and try again.";
-    else if (response.status === 503) error.message = "Payments are briefly unavailable; please try again in a moment.";
+    var retryAfter = Number(response.headers.get("Retry-After")) || 0;
+    if (response.status === 429) {
+      error.message = "Too many attempts; please try again " +
+        (retryAfter ? "in " + retryAfter + (retryAfter === 1 ? " second." : " seconds.") : "in a moment.");
+    } else if (response.status === 503) error.message = "Payments are briefly unavailable; please try again in a moment.";
     else if (response.status >= 500) error.message = "Something went wrong on our side; please try again.";
     return { ok: false, status: response.status, error: error,
-             retryAfter: Number(response.headers.get("Retry-After")) || 0 };
+             retryAfter: retryAfter };
   }
 
   function networkLabel(networks, network) {

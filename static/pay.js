@@ -64,6 +64,8 @@
     var result = await Tender.api("POST", "/v1/public/payment-links/" + encodeURIComponent(root.dataset.token) +
                                   "/checkout", body);
     if (result.ok) {
+      // The checkout page shows the deposit instructions only with the refund address typed here.
+      try { window.sessionStorage.setItem("tender.refund_to." + result.data.invoice_id, address); } catch (e) { /* none */ }
       window.location.assign(result.data.checkout_url);
       return;
     }

@@ -4,6 +4,11 @@ The rules: fixed links take no amount, customer-defined ones need one within bou
 link creates an invoice each time; a single-use link reuses its open invoice, and once paid
 refuses. With `origin_asset` + `refund_to` the invoice is quoted at once (awaiting_payment).
 
+The link's token is public, so a single-use link's open invoice is handed back only to the buyer
+who committed it: once it has a deposit address, a checkout that does not name that very asset and
+refund address is 409 `invoice_already_committed`, and the link stays taken until that invoice ends
+(expired or cancelled frees it; paid completes the link).
+
 Concurrency: the decision "reuse or create" is made while holding the link's row lock
 (infra/locks.py), so concurrent checkouts of one single-use link queue on that row and the
 second one finds the first one's invoice.
@@ -15,7 +20,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from core import ids
-from core.errors import Forbidden
+from core.clock import isoformat
+from core.errors import Conflict, Forbidden
 from infra import locks
 from models.base import db
 from models.invoices import Invoice
@@ -57,15 +63,38 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
         amount = payment_links.check_checkout_amount(link, data.get("amount"))
         invoice = None if link.allow_multiple_payments else _open_invoice(link, now=now)
         reused = invoice is not None
+        if reused and invoice.deposit_address:
+            _ensure_same_buyer(invoice, origin_asset, data.get("refund_to"))
         if invoice is None:
             invoice = _create_invoice(link, store, amount, now=now, ttl_seconds=ttl_seconds)
             payment_links.mark_checkout_started(link, now=now)
     if origin_asset is not None and invoice_states.can_quote(invoice) and invoice.deposit_address is None:
         # Outside the link's lock: a provider call must not hold it. Two checkouts of one single-use
         # link that both get here: the commit's compare-and-set lets the first address stand.
-        invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset, refund_to=data["refund_to"],
-                                        now=now)
+        try:
+            invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset,
+                                            refund_to=data["refund_to"], now=now)
+        except Conflict as error:
+            if error.code != quotes.ALREADY_COMMITTED:
+                raise
+            raise _link_taken(invoice) from None
     return CheckoutResult(invoice, reused)
+
+
+def _ensure_same_buyer(invoice: Invoice, origin_asset: str | None, refund_to: str | None) -> None:
+    """The committed invoice of a single-use link goes back only to the buyer who committed it."""
+    if origin_asset is None:
+        raise _link_taken(invoice)
+    try:
+        quotes.ensure_committed_to(invoice, origin_asset=origin_asset, refund_to=refund_to)
+    except Conflict:
+        raise _link_taken(invoice) from None
+
+
+def _link_taken(invoice: Invoice) -> Conflict:
+    return Conflict(quotes.ALREADY_COMMITTED,
+                    "This single-use payment link is already being paid by someone else. It takes payments "
+                    f"again only if that payment is not made by {isoformat(invoice.expires_at)}.")
 
 
 def _ensure_open(link: PaymentLink, store: Store) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from core.errors import BadRequest, Unavailable
+from core.errors import BadRequest, Conflict, Unavailable
 from models.invoices import Invoice
 from models.stores import Store
 from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
@@ -113,8 +113,10 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
     invoice too close to its expiry is refused: the buyer could not pay the address in time.
     """
     find_asset(provider, origin_asset)
-    if invoice.status == "awaiting_payment" and invoice.deposit_address:
-        return invoice, None
+    if invoice.deposit_address:
+        ensure_committed_to(invoice, origin_asset=origin_asset, refund_to=refund_to)
+        if invoice.status == "awaiting_payment":
+            return invoice, None            # the same buyer again (a double click): the same answer
     _ensure_payable(invoice, now)
     needed = time_needed_to_pay(invoice, min_remaining_seconds)
     if invoice.expires_at - now < needed:
@@ -131,7 +133,24 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
     moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
                                 **committed_fields(quote, refund_to=refund_to, now=now))
     if moved is None:
-        # A concurrent commit won: its address is the invoice's; ours is never shown to anyone.
+        # A concurrent commit won: its address is the invoice's; ours is never shown to anyone, and
+        # the invoice is ours to see only if we asked for the very same asset and refund address.
         log.info("commit lost a race on %s; keeping the first deposit address", invoice.public_id)
-        return Invoice.get_by_id(invoice.id), None
+        current = Invoice.get_by_id(invoice.id)
+        if current.deposit_address:
+            ensure_committed_to(current, origin_asset=origin_asset, refund_to=refund_to)
+        return current, None
     return moved, quote
+
+
+ALREADY_COMMITTED = "invoice_already_committed"
+
+
+def ensure_committed_to(invoice: Invoice, *, origin_asset: str, refund_to: str) -> None:
+    """A committed invoice keeps its origin asset and refund address, and is shown as committed
+    only to a caller who asks for those very ones (the buyer repeating the request). Anyone else
+    would be handed a deposit address whose refunds go to somebody else: 409."""
+    if (invoice.origin_asset, invoice.refund_to) != (origin_asset, refund_to):
+        raise Conflict(ALREADY_COMMITTED,
+                       f"Invoice {invoice.public_id} is already being paid with another asset or refund address; "
+                       "they cannot change. If you did not start this payment, ask the merchant for a new invoice.")

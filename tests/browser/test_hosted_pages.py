@@ -285,3 +285,75 @@ def test_memo_and_used_up_link_states_are_accessible(server, pages):
     expect(used.get_by_role("heading", name="Already paid")).to_be_visible()
     pages.assert_accessible(used, "used-up single-use payment link")
     assert not pages.console_errors, pages.console_errors
+
+
+STRANGER_ADDRESS = "0x" + "5e" * 20
+
+
+def _pay_on_link_page(page, refund_to):
+    expect(page.locator("#asset")).to_be_enabled()
+    page.select_option("#asset", "usdc.eth")
+    page.fill("#refund-to", refund_to)
+    page.click("#pay-submit")
+
+
+def test_two_buyers_on_one_single_use_link_never_share_a_refund_address(server, pages):
+    """A stranger who commits a single-use link first does not get the real buyer's money, and the
+    buyer is never shown deposit instructions whose refunds would go to the stranger."""
+    created = server.api("POST", "/v1/payment-links", json={
+        "title": "One sack of green beans", "amount_mode": "fixed_amount", "amount": "40.00",
+        "allow_multiple_payments": False})
+    assert created.status_code == 201, created.text
+    link = created.json()
+
+    stranger = pages.open(link["public_url"])
+    _pay_on_link_page(stranger, STRANGER_ADDRESS)
+    stranger.wait_for_url(re.compile(r"/checkout/inv_[0-9a-f]{32}$"), timeout=TIMEOUT_MS)
+    # While awaiting payment the page says where refunds go.
+    expect(stranger.locator("[data-panel=pay] [data-field=committed_refund_to]")).to_have_text(STRANGER_ADDRESS)
+    taken_url = stranger.url
+
+    buyer = pages.open(link["public_url"])
+    _pay_on_link_page(buyer, EVM_ADDRESS)
+    expect(buyer.locator("[data-field=pay-error]")).to_contain_text("already being paid by someone else")
+    assert "/pay/" in buyer.url
+    pages.assert_accessible(buyer, "single-use link taken by someone else")
+    pages.screenshot(buyer, "pay-link-taken-desktop")
+
+    # The stranger's checkout page reached by the buyer, who had typed another refund address in this
+    # browser: the deposit instructions are refused, not shown.
+    invoice_id = taken_url.rsplit("/", 1)[1]
+    buyer.evaluate("([key, value]) => window.sessionStorage.setItem(key, value)",
+                   [f"tender.refund_to.{invoice_id}", EVM_ADDRESS])
+    buyer.goto(taken_url)
+    expect(buyer.get_by_role("heading", name="This payment is not yours")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(buyer.locator("[data-panel=pay]")).to_be_hidden()
+    pages.assert_accessible(buyer, "checkout of someone else's payment")
+
+    # The stranger's invoice ends (the merchant cancels it): the link is the buyer's to pay.
+    assert server.api("POST", f"/v1/invoices/{invoice_id}/cancel").status_code == 200
+    buyer.goto(link["public_url"])
+    _pay_on_link_page(buyer, EVM_ADDRESS)
+    buyer.wait_for_url(re.compile(r"/checkout/inv_[0-9a-f]{32}$"), timeout=TIMEOUT_MS)
+    assert buyer.url != taken_url
+    expect(buyer.locator("[data-panel=pay] [data-field=committed_refund_to]")).to_have_text(EVM_ADDRESS)
+    expect(buyer.locator("[data-panel=pay] [data-field=deposit_address]")).to_have_text(re.compile(r"^0x[0-9a-f]{40}$"))
+    assert not pages.console_errors, pages.console_errors
+
+
+def test_two_buyers_on_one_checkout_page_the_second_is_told_it_is_not_theirs(server, pages):
+    invoice = _invoice(server)
+    first, second = pages.open(invoice["checkout_url"]), pages.open(invoice["checkout_url"])
+    for page, address in ((first, STRANGER_ADDRESS), (second, EVM_ADDRESS)):
+        expect(page.locator("#asset")).to_be_enabled()
+        page.select_option("#asset", "usdc.eth")
+        page.fill("#refund-to", address)
+    first.click("#choose-submit")
+    expect(first.locator("[data-panel=pay] [data-field=committed_refund_to]")).to_have_text(
+        STRANGER_ADDRESS, timeout=TIMEOUT_MS)
+    second.click("#choose-submit")
+    expect(second.get_by_role("heading", name="This payment is not yours")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(second.locator("[data-panel=pay]")).to_be_hidden()
+    expect(second.locator("[data-field=typed_refund_to]")).to_have_text(EVM_ADDRESS)
+    assert server.api("GET", f"/v1/invoices/{invoice['id']}").json()["status"] == "awaiting_payment"
+    assert not pages.console_errors, pages.console_errors
