@@ -98,7 +98,8 @@ def fan_out(event_id, *, now: dt.datetime, direct: DirectSend | None = None) -> 
         rows = []
         for target in targets:
             healthy = target.pop("healthy")
-            first_attempt = dict(attempts=0, next_attempt_at=now)
+            # Every row names the same columns: a multi-row INSERT takes them from its first row.
+            first_attempt = dict(claim_token=None, attempts=0, last_attempt_at=None, next_attempt_at=now)
             if direct is not None:
                 if direct.budget > 0 and healthy and (target["endpoint"] is None or target["endpoint"] in room):
                     direct.budget -= 1

@@ -11,6 +11,7 @@ duplicated or retried job.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class DeliveryPolicy:
     concurrency: int
     allow_private: bool
     max_in_flight_per_endpoint: int = 4
+    ca_bundle: str | None = None        # tests with their own CA only; None trusts the public CAs
 
     @classmethod
     def from_settings(cls, settings) -> "DeliveryPolicy":
@@ -204,17 +206,42 @@ def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime,
     """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction.
 
     A lost database connection (PostgreSQL restarting, a dropped socket) is retried once on a fresh
-    connection: given up, the claims would lapse and these deliveries be sent a second time."""
+    connection: given up, the claims would lapse and these deliveries be sent a second time. Any
+    other error writing the batch costs no attempt its result: each is then written on its own."""
     try:
         written = _record_once(outcomes, policy, now=now)
     except (pw.OperationalError, pw.InterfaceError) as error:
         log.warning("delivery results not written (%s); retrying once on a new connection", error)
         replace_connection()
         written = _record_once(outcomes, policy, now=now)
+    except Exception:
+        log.exception("delivery results not written as a batch; writing them one by one")
+        written = RunCounts()
+        for outcome in outcomes:
+            one = _record_alone(outcome, policy, now=now)
+            written.succeeded += one.succeeded
+            written.failed_attempts += one.failed_attempts
+            written.given_up += one.given_up
+            written.outcomes.extend(one.outcomes)
     counts.succeeded += written.succeeded
     counts.failed_attempts += written.failed_attempts
     counts.given_up += written.given_up
     counts.outcomes.extend(written.outcomes)
+
+
+def _record_alone(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
+    """One result; if even that cannot be written, the result without the receiver's text (the
+    status and the outcome are what must not be lost)."""
+    try:
+        return _record_once([outcome], policy, now=now)
+    except (pw.OperationalError, pw.InterfaceError):
+        raise
+    except Exception as error:
+        log.exception("delivery %s: result not written; writing it without its texts", outcome.work.public_id)
+        bare = dataclasses.replace(outcome, excerpt=None,
+                                   error=None if outcome.ok else f"{(outcome.error or '')[:100]!a} "
+                                                                f"(not recordable: {type(error).__name__})")
+        return _record_once([bare], policy, now=now)
 
 
 def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
@@ -316,8 +343,6 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
 
 IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
 
-IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
-
 def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
                  session: requests.Session | None = None) -> None:
     """Send the deliveries already claimed under `token` (services/webhooks/outbox.fan_out_and_send creates
@@ -325,7 +350,7 @@ def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
     work = _load_work(token)
     if not work:
         return
-    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    session = session or shared_session(policy)
     with ThreadPoolExecutor(max_workers=min(policy.concurrency, len(work)), thread_name_prefix="webhook") as pool:
         outcomes = list(pool.map(lambda one: send(session, one, policy), work))
     record(outcomes, policy, now=clock.utcnow(), counts=counts)
@@ -346,7 +371,7 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
     false the run claims nothing else unless an idle look may have made new work due."""
     counts = RunCounts()
-    session = session or shared_session(allow_private=policy.allow_private, pool_size=policy.concurrency)
+    session = session or shared_session(policy)
     began = time.monotonic()
     in_flight, finished = {}, []
     half = max(1, policy.concurrency // 2)

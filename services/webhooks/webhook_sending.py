@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+import http.client
 import json
+import logging
 import os
+import socket
+import ssl
 import time
 from urllib.parse import urlsplit
 
 import requests
+import urllib3.exceptions
 
 from core import clock, deadlines
 from models.webhooks import MAX_EXCERPT_BYTES
 from services.webhooks.webhook_signing import signature_header
 from services.webhooks.webhook_urls import AddressRefused, delivery_session
+
+log = logging.getLogger("tender.webhooks")
 
 USER_AGENT = "Tender-Webhooks/1.0"
 MAX_BODY_READ = 64 * 1024            # read (and discard) at most this much of a response
@@ -71,15 +78,26 @@ def headers_for(work: Work, timestamp: int) -> dict:
 
 
 def send(session: requests.Session, work: Work, policy) -> Outcome:
-    """One HTTP attempt under `policy` (its `timeout_seconds` and `allow_private`). Runs in a pool
+    """One HTTP attempt under `policy` (its `timeout_seconds` and `allow_private`), always ending in
+    an Outcome: whatever goes wrong while sending or describing the failure becomes this attempt's
+    recorded failure, never an exception that costs the run its other results. Runs in a pool
     thread: no database access here."""
     started_at = clock.utcnow()
+    try:
+        return _send(session, work, policy, started_at)
+    except Exception as error:      # a bug of ours or of a library: still this attempt's failure
+        log.exception("delivery %s: attempt %s failed unexpectedly", work.public_id, work.number)
+        return Outcome(work, started_at, ok=False, error=f"failed while sending: {type(error).__name__}")
+
+
+def _send(session: requests.Session, work: Work, policy, started_at: dt.datetime) -> Outcome:
     if not work.endpoint_enabled:
         return Outcome(work, started_at, ok=False, error="the endpoint is disabled; nothing was sent")
     if not policy.allow_private and urlsplit(work.url).scheme != "https":
         return Outcome(work, started_at, ok=False, error="refused: webhook URLs must be https://")
     timestamp = int(time.time())
     began = time.monotonic()
+    response = None
     with deadlines.hard_deadline(policy.timeout_seconds) as deadline:
         try:
             response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
@@ -92,7 +110,8 @@ def send(session: requests.Session, work: Work, policy) -> Outcome:
         except (requests.RequestException, OSError) as error:     # a shut-down socket may surface raw
             if deadline.expired or isinstance(error, requests.Timeout):
                 return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_timed_out(policy))
-            return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_describe(error))
+            return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=describe_failure(error),
+                           status_code=response.status_code if response is not None else None)
     status = response.status_code
     outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
                       latency_ms=_ms(began), excerpt=excerpt)
@@ -113,29 +132,78 @@ def _read_excerpt(response, deadline: deadlines.Deadline) -> tuple[str, bool]:
             head += chunk[:MAX_EXCERPT_BYTES - len(head)]
         total += len(chunk)
         if deadline.expired:
-            return head.decode("utf-8", "replace"), False
+            return _text(head), False
         if total > MAX_BODY_READ:
             break
-    return head.decode("utf-8", "replace")[:MAX_EXCERPT_BYTES], not deadline.expired
+    return _text(head)[:MAX_EXCERPT_BYTES], not deadline.expired
+
+
+def _text(raw: bytes) -> str:
+    """Bytes from a receiver as text a database column takes (PostgreSQL refuses NUL)."""
+    return raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
 
 
 def _timed_out(policy) -> str:
     return f"timeout: no complete answer within {policy.timeout_seconds} s"
 
 
-def _describe(error: Exception) -> str:
-    """A short reason, naming a refused address when the address guard stopped the connection."""
-    seen, stack = set(), [error]
+_TLS_REASONS = {
+    "WRONG_VERSION_NUMBER": "tls: wrong version number (is this an http:// server?)",
+    "RECORD_LAYER_FAILURE": "tls: record layer failure (is this an http:// server?)",
+    "HTTP_REQUEST": "tls: the server expected TLS and got plain HTTP",
+}
+
+
+def describe_failure(error: BaseException) -> str:
+    """A short, readable reason for a failed connection or exchange: a refused address, a TLS
+    problem (`tls: certificate verify failed (certificate has expired)`), a reset, a close
+    before the status line. Never raises: an odd exception is described by its type."""
+    try:
+        return _reason(_causes(error)) or f"connection failed: {type(error).__name__}: {str(error)[:300]}"
+    except Exception:
+        return f"connection failed: {type(error).__name__}"
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """The error and every exception it wraps (causes, contexts, urllib3's `reason`, args),
+    outermost first. Only exceptions are followed: `ssl.SSLError.reason` is a string."""
+    seen, found, stack = set(), [], [error]
     while stack:
-        current = stack.pop()
-        if current is None or id(current) in seen:
+        current = stack.pop(0)
+        if not isinstance(current, BaseException) or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, AddressRefused):
-            return current.refusal
+        found.append(current)
         stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
-        stack.extend(arg for arg in getattr(current, "args", ()) if isinstance(arg, BaseException))
-    return f"connection failed: {type(error).__name__}: {str(error)[:300]}"
+        stack.extend(getattr(current, "args", ()))
+    return found
+
+
+def _first(causes, kind):
+    return next((cause for cause in causes if isinstance(cause, kind)), None)
+
+
+def _reason(causes: list[BaseException]) -> str | None:
+    if refused := _first(causes, AddressRefused):
+        return refused.refusal
+    if unverified := _first(causes, ssl.SSLCertVerificationError):
+        return f"tls: certificate verify failed ({unverified.verify_message})"
+    if tls := _first(causes, ssl.SSLError):
+        code = tls.reason if isinstance(tls.reason, str) else None
+        return _TLS_REASONS.get(code) or f"tls: {(code or str(tls)).replace('_', ' ').lower()[:200]}"
+    if _first(causes, http.client.RemoteDisconnected):      # (a kind of ConnectionResetError)
+        return "connection closed before the status line"
+    if _first(causes, ConnectionResetError):
+        return "connection reset"
+    if _first(causes, ConnectionRefusedError):
+        return "connection refused"
+    if _first(causes, (urllib3.exceptions.IncompleteRead, http.client.IncompleteRead)):
+        return "connection closed before the whole answer was read"
+    if _first(causes, (socket.gaierror, deadlines.ResolutionTimeout)):
+        return f"dns: could not resolve the host ({_first(causes, OSError)})"[:300]
+    if unreachable := _first(causes, urllib3.exceptions.NewConnectionError):
+        return f"connection failed: {str(unreachable).split(': ', 1)[-1][:300]}"
+    return None
 
 
 def _ms(began: float) -> int:
@@ -145,11 +213,12 @@ def _ms(began: float) -> int:
 _sessions: dict = {}
 
 
-def shared_session(*, allow_private: bool, pool_size: int) -> requests.Session:
+def shared_session(policy) -> requests.Session:
     """One Session per process (and per address policy), so connections to receivers are reused
     across delivery runs; never one inherited through a fork."""
-    key = (os.getpid(), allow_private, pool_size)
+    key = (os.getpid(), policy.allow_private, policy.concurrency, policy.ca_bundle)
     if key not in _sessions:
         _sessions.clear()
-        _sessions[key] = delivery_session(allow_private=allow_private, pool_size=pool_size)
+        _sessions[key] = delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency,
+                                          ca_bundle=policy.ca_bundle)
     return _sessions[key]

@@ -185,12 +185,15 @@ _DeadlineAdapter = _adapter(_DeadlineHTTPConnection, _DeadlineHTTPSConnection)
 _GuardedAdapter = _adapter(_GuardedHTTPConnection, _GuardedHTTPSConnection)
 
 
-def delivery_session(*, allow_private: bool, pool_size: int) -> requests.Session:
+def delivery_session(*, allow_private: bool, pool_size: int, ca_bundle: str | None = None) -> requests.Session:
     """A Session for webhook deliveries: no proxies from the environment (they would bypass the
     address check), connection reuse per host, every attempt's sockets under its hard deadline,
-    and the address guard unless private is allowed."""
+    and the address guard unless private is allowed. `ca_bundle` replaces the public CAs (tests
+    with their own CA only)."""
     session = requests.Session()
     session.trust_env = False
+    if ca_bundle:
+        session.verify = ca_bundle
     adapter_class = _DeadlineAdapter if allow_private else _GuardedAdapter
     for prefix in ("http://", "https://"):
         session.mount(prefix, adapter_class(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0))

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import itertools
+import socket
+import ssl
+import struct
 import threading
 import time
 
@@ -33,6 +36,9 @@ class _Handler(BaseHTTPRequestHandler):
         receiver._arrived(Received(self.path, dict(self.headers.items()), body))
         if self.path in receiver.trickle_paths:
             self._trickle(*receiver.trickle_paths[self.path])
+            return
+        if self.path in receiver.broken_paths:
+            self._break(receiver.broken_paths[self.path])
             return
         status, answer, headers = receiver._answer_for(self.path)
         if receiver.hold_event is not None and self.path in receiver.hold_paths:
@@ -64,13 +70,34 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:       # the sender gave up and closed: what a deadline does
             pass
 
+    def _break(self, how: str):
+        """End the exchange the way a broken receiver does: close before the status line, or
+        send the head and part of the body and reset the connection (RST)."""
+        self.close_connection = True
+        if how == "reset_after_headers":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nok")
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+
+    def handle_one_request(self):
+        try:
+            super().handle_one_request()
+        except OSError:         # the sender gave up on a long answer (it reads 64 KiB at most)
+            self.close_connection = True
+
     def log_message(self, *args):
         pass
 
 
 class Receiver:
-    def __init__(self, host: str = "127.0.0.1"):
+    def __init__(self, host: str = "127.0.0.1", *, tls: ssl.SSLContext | None = None):
+        """`tls`: a server context (tests/support/tls_certificates.py) to answer over https."""
         self.server = ThreadingHTTPServer((host, 0), _Handler)
+        self.tls = tls
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.broken_paths: dict[str, str] = {}
         self.server.daemon_threads = True
         self.server.receiver = self
         self.requests: list[Received] = []
@@ -98,8 +125,14 @@ class Receiver:
     def port(self) -> int:
         return self.server.server_address[1]
 
-    def url(self, path: str = "/hook") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str = "/hook", *, scheme: str | None = None, host: str = "127.0.0.1") -> str:
+        scheme = scheme or ("https" if self.tls is not None else "http")
+        return f"{scheme}://{host}:{self.port}{path}"
+
+    def break_off(self, path: str, how: str) -> None:
+        """Requests to `path` end broken: "close_before_status" or "reset_after_headers"."""
+        assert how in ("close_before_status", "reset_after_headers")
+        self.broken_paths[path] = how
 
     def script(self, path: str, answers: list) -> None:
         """Answer the next requests to `path` with these statuses (or (status, body, headers))."""

@@ -6,7 +6,7 @@ from core.clock import utcnow
 from infra import queues
 from jobs import webhooks as webhook_jobs
 from models.base import db
-from models.webhooks import WebhookAttempt, WebhookDelivery
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.webhooks import outbox, webhook_delivery
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
@@ -56,3 +56,26 @@ def test_a_run_that_died_before_sending_leaves_claims_a_delivery_run_takes_over(
     assert delivery_rows()[0].status == "succeeded"
     with db.connection_context():
         assert WebhookDelivery.select().count() == 1
+
+
+def test_a_new_endpoint_gets_its_first_attempt_at_once_beside_an_older_failing_one(client, auth, receiver, job_settings):
+    """The multi-row INSERT took its columns from its first row: an older failing endpoint's
+    unclaimed row first dropped the new endpoint's claim, leaving `attempts: 1` and no attempt."""
+    receiver.script("/failing", [500] * 5)
+    failing = make_endpoint(client, auth, receiver.url("/failing"))
+    with db.connection_context():
+        WebhookEndpoint.update(failing_since=utcnow()).where(WebhookEndpoint.public_id == failing["id"]).execute()
+    fresh = make_endpoint(client, auth, receiver.url("/fresh"))
+    create_invoice(client, auth)
+
+    webhook_jobs.fan_out_pending()
+    receiver.wait_for(1, path="/fresh")
+    with db.connection_context():
+        rows = {row.target_key: row for row in WebhookDelivery.select()}
+        history = {row.target_key: [a.number for a in WebhookAttempt.select().where(WebhookAttempt.delivery == row.id)]
+                   for row in rows.values()}
+    new = rows[fresh["id"]]
+    assert (new.status, new.attempts, history[fresh["id"]]) == ("succeeded", 1, [1])
+    assert new.last_attempt_at is not None
+    assert all(row.attempts == len(history[key]) for key, row in rows.items()), (rows, history)
+    assert len(receiver.to("/fresh")) == 1
