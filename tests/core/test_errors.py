@@ -23,6 +23,7 @@ STATUS_OF_CODE = {
     "invoice_not_payable": 400, "invoice_expiring": 400,
     "method_not_allowed": 405, "request_timeout": 408, "request_too_large": 413,
     "idempotency_key_in_use": 409, "EXTERNAL_ORDER_INTEGRATION_CONFLICT": 409, "INTEGRATION_SITE_CONFLICT": 409,
+    "invoice_already_committed": 409,
     "invalid_webhook_url": 422, "unknown_event_type": 422, "webhook_endpoint_limit": 422,
     "rate_limited": 429, "internal_error": 500,
     "checkout_unavailable": 503, "service_unavailable": 503, "provider_unavailable": 503,
