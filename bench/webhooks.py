@@ -107,7 +107,7 @@ def main():
             began = time.perf_counter()
             for event_id in events:
                 Event.update(dispatched_at=None).where(Event.id == event_id).execute()
-                outbox.fan_out_and_send(policy)
+                webhook_delivery.fan_out_and_deliver(policy)
             ours = time.perf_counter() - began
             assert WebhookDelivery.select().where(WebhookDelivery.status == "succeeded").count() == 16 * len(events)
         raw = raw_loop([(url, body) for body in bodies for url in urls])

@@ -24,7 +24,7 @@ def fan_out_pending() -> int:
     settings = ensure_runtime()
     policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
     with db.connection_context():
-        created, _ = outbox.fan_out_and_send(policy)
+        created, _ = webhook_delivery.fan_out_and_deliver(policy)
     return created
 
 
@@ -35,10 +35,7 @@ def deliver_due(max_seconds: float = 60.0) -> dict:
     policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
     nudges.run_started(outbox.DELIVER_JOB)      # before looking: later work nudges a new run
     with db.connection_context():
-        # Fan-out jobs queue behind this run on the same worker: while slow receivers keep it
-        # busy, it fans out new events itself before each idle look.
-        counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds,
-                                              before_idle_look=lambda: outbox.relay(now=utcnow(), grace=dt.timedelta(0)))
+        counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds)
     return {"succeeded": counts.succeeded, "failed_attempts": counts.failed_attempts, "given_up": counts.given_up}
 
 

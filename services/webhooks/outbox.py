@@ -1,4 +1,5 @@
-"""The outbox relay: committed event rows become delivery rows (fan-out), then deliveries are sent.
+"""The outbox relay: committed event rows become delivery rows (fan-out); delivery runs
+(services/webhooks/webhook_delivery.py) send them.
 
 The database is the truth: an RQ job is only a nudge to do the work now. `nudge_fan_out()` runs
 after the event's transaction commits (models/after_commit.py) and queues one run for however many events a burst
@@ -11,18 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-import secrets
 
 import peewee as pw
 
-from core import clock, ids
-from infra import nudges
+from core import ids
+from infra import claims, nudges
 from infra.locks import write_transaction
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint
-from services.webhooks import webhook_delivery
 
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
@@ -67,80 +66,46 @@ def _targets(event: Event) -> list[dict]:
 
 
 @dataclass
-class DirectSend:
-    """A fan-out run's claim on the deliveries it creates, to send them itself at once."""
+class FirstAttempts:
+    """A delivery run's claim on the first attempts of the deliveries its fan-out creates."""
     token: str
-    policy: webhook_delivery.DeliveryPolicy
-    budget: int             # at most this many claimed: the run's slots, well inside the claim
+    caps: claims.DeliveryCaps
+    budget: int             # at most this many claimed: what the run's slots can send within the lease
     left_unclaimed: int = 0
 
 
-def fan_out(event_id, *, now: dt.datetime, direct: DirectSend | None = None) -> int:
+def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -> int:
     """Create the event's deliveries and mark it dispatched, once. Returns deliveries created
     (0 when the event is unknown or another worker already dispatched it).
 
-    With `direct` the deliveries are created already claimed for their first attempt, as
-    `webhook_delivery.claim_due` would leave them, for the caller to send at once; except where
-    that could hurt fairness (a failing endpoint, or one at its in-flight cap) or the run has no
-    slot left: those are created due, for a delivery run (docs/webhooks.md#fairness)."""
+    With `first`, the run that fans out claims the new deliveries in the same transaction, to
+    send them at once; except where that could hurt fairness (a failing endpoint, an endpoint or
+    store at its in-flight cap) or the run has no slot left: those stay due for a delivery run
+    (docs/webhooks.md#fairness)."""
     with write_transaction():
         claimed = (Event.update(dispatched_at=now)
                    .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
         if claimed == 0:
             return 0
         event = Event.get_by_id(event_id)
-        targets = _targets(event)
-        room = set()
-        if direct is not None:
-            room = webhook_delivery.endpoints_with_room(
-                [target["endpoint"] for target in targets if target["healthy"] and target["endpoint"]],
-                direct.policy, now=now)
-        rows = []
-        for target in targets:
-            healthy = target.pop("healthy")
-            # Every row names the same columns: a multi-row INSERT takes them from its first row.
-            first_attempt = dict(claim_token=None, attempts=0, last_attempt_at=None, next_attempt_at=now)
-            if direct is not None:
-                if direct.budget > 0 and healthy and (target["endpoint"] is None or target["endpoint"] in room):
-                    direct.budget -= 1
-                    first_attempt = dict(claim_token=direct.token, attempts=1, last_attempt_at=now,
-                                         next_attempt_at=now + dt.timedelta(seconds=direct.policy.claim_seconds))
-                else:
-                    direct.left_unclaimed += 1
-            rows.append(dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id,
-                             event=event.id, status="pending", created_at=now, updated_at=now, **target,
-                             **first_attempt))
+        rows, healthy = [], []
+        for target in _targets(event):
+            row = dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id, event=event.id,
+                       status="pending", attempts=0, next_attempt_at=now, created_at=now, updated_at=now,
+                       endpoint=target["endpoint"], target_key=target["target_key"], url=target["url"])
+            rows.append(row)
+            if target["healthy"]:
+                healthy.append(row["id"])
         if not rows:
             return 0
-        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too).
-        return len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
-
-
-def fan_out_and_send(policy: webhook_delivery.DeliveryPolicy, *, now=clock.utcnow,
-                     batch: int = RELAY_BATCH) -> tuple[int, webhook_delivery.RunCounts]:
-    """The nudged run: fan out every undispatched event, however young, and send the deliveries it
-    creates itself. As many as its slots can send within their claim are created claimed by this
-    run, so their first attempt costs no claim transaction; the rest are claimed as slots free. The sending is a
-    delivery run (webhook_delivery.deliver_due), so a slow receiver holds only its own slots and
-    events committed meanwhile are fanned out and sent while it trickles. A run that dies leaves
-    claims that run out, and a delivery run takes them over (docs/webhooks.md).
-    Returns (deliveries created, what their first attempts did)."""
-    nudges.run_started(FAN_OUT_JOB)
-    # As many as the run's slots can surely send before their claim runs out (attempts are cut
-    # off at their deadline), so a claimed delivery is never sent twice.
-    rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)
-    direct = DirectSend(token=secrets.token_hex(16), policy=policy, budget=policy.concurrency * rounds)
-    created = 0
-    while True:
-        pending = _undispatched(now=now(), grace=dt.timedelta(0), batch=batch)
-        for event_id in pending:
-            created += fan_out(event_id, now=now(), direct=direct)
-        if len(pending) < batch:
-            break
-    counts = webhook_delivery.deliver_due(
-        policy, now=now, first=webhook_delivery.claimed_work(direct.token), claim_more=direct.left_unclaimed > 0,
-        before_idle_look=lambda: relay(now=now(), grace=dt.timedelta(0)))
-    return created, counts
+        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too); every row names the
+        # same columns (a multi-row INSERT takes them from its first row).
+        created = len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
+        if first is not None:
+            taken = claims.claim_deliveries(first.token, first.caps, now=now, limit=first.budget, among=healthy)
+            first.budget -= taken
+            first.left_unclaimed += created - taken
+        return created
 
 
 def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
@@ -150,14 +115,16 @@ def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
             .order_by(Event.created_at).limit(batch).tuples()]
 
 
-def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH) -> int:
+def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH,
+          first: FirstAttempts | None = None) -> int:
     """Fan out every event left undispatched for longer than `grace` (lost nudges, Redis outages,
-    crashed workers). Returns deliveries created; a delivery run sends them."""
+    crashed workers; a nudged run passes no grace). Returns deliveries created; a delivery run
+    sends them."""
     created = 0
     while True:
         pending = _undispatched(now=now, grace=grace, batch=batch)
         for event_id in pending:
-            created += fan_out(event_id, now=now)
+            created += fan_out(event_id, now=now, first=first)
         if len(pending) < batch:
             return created
 

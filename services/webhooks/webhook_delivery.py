@@ -1,5 +1,7 @@
-"""Delivery runs (docs/operations.md, docs/webhooks.md): claim due rows from the database in batches, send them
-concurrently from one job, record every attempt, and schedule the next one on the row.
+"""Delivery runs (docs/operations.md, docs/webhooks.md), the one path from an outbox row to an
+attempt: fan out events (services/webhooks/outbox.py), claim due deliveries in batches
+(infra/claims.py), send them concurrently from one job (webhook_sending.py), record every
+attempt, and schedule the next one on the row.
 
 A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a
 fresh token: no other worker can claim it meanwhile, so one delivery is never attempted twice
@@ -21,23 +23,23 @@ import secrets
 import time
 
 import peewee as pw
-from peewee import fn
 import requests
 
 from core import clock, ids
-from infra import metrics
-from infra.locks import write_transaction
+from infra import claims, metrics, nudges
 from models.base import db, is_postgres, replace_connection
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from services.webhooks import outbox
 from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_session
 
 log = logging.getLogger("tender.webhooks")
 
 DISABLE_AFTER = dt.timedelta(days=3)
 JITTER = 0.10
+STORE_SHARE = 4             # one store may hold 1/4 of a run's slots in flight
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class DeliveryPolicy:
     allow_private: bool
     max_in_flight_per_endpoint: int = 4
     ca_bundle: str | None = None        # tests with their own CA only; None trusts the public CAs
+
+    @property
+    def caps(self) -> claims.DeliveryCaps:
+        """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap)."""
+        per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
+        return claims.DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
 
     @classmethod
     def from_settings(cls, settings) -> "DeliveryPolicy":
@@ -72,97 +80,12 @@ class RunCounts:
     outcomes: list = field(default_factory=list, repr=False)
 
 
-# Claims are serialised on PostgreSQL (SQLite's IMMEDIATE transaction already is), so the
-# per-endpoint in-flight count a claim reads cannot change under it.
-_CLAIM_LOCK = 0x7E4D_0013
-
-
-def _target_key():
-    """What the in-flight cap counts per: the endpoint, or for legacy callbacks the store (as the
-    database's own text, so the same value round-trips through both drivers unconverted)."""
-    return fn.COALESCE(WebhookDelivery.endpoint, WebhookDelivery.store).cast("text")
-
-
 def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
-    """Reserve up to `limit` due deliveries (oldest due first) for this worker, never more than
-    `policy.max_in_flight_per_endpoint` claimed at once for one endpoint (docs/webhooks.md#fairness)."""
-    if limit <= 0:
-        return []
+    """Claim up to `limit` due deliveries for this run (infra/claims.claim_deliveries: stores in
+    turn, within the per-endpoint and per-store caps) and read what their attempts need."""
     token = secrets.token_hex(16)
-    with write_transaction():
-        if is_postgres():
-            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_CLAIM_LOCK,))
-        rows = _due_within_caps(policy, now=now, limit=limit)
-        if not rows:
-            return []
-        (WebhookDelivery.update(claim_token=token, attempts=WebhookDelivery.attempts + 1, last_attempt_at=now,
-                                next_attempt_at=now + dt.timedelta(seconds=policy.claim_seconds), updated_at=now)
-         .where(WebhookDelivery.id.in_([row.id for row in rows])).execute())
-        interrupted = [row for row in rows if row.claim_token is not None]
-        if interrupted:
-            # The worker that held these died mid-attempt (its claim ran out): say so in the history.
-            WebhookAttempt.insert_many([
-                dict(id=ids.new_uuid(), delivery=row.id, number=row.attempts, outcome="interrupted",
-                     started_at=row.last_attempt_at or now, error="the worker stopped during this attempt")
-                for row in interrupted]).execute()
-        return _load_work(token)
-
-
-def _in_flight_counts(*, now: dt.datetime) -> dict:
-    """Claimed, unexpired attempts per cap target (endpoint, or store for legacy callbacks)."""
-    key = _target_key()
-    return dict(WebhookDelivery.select(key, fn.COUNT(WebhookDelivery.id))
-                .where(_in_flight(now)).group_by(key).tuples())
-
-
-def _in_flight(now: dt.datetime):
-    return ((WebhookDelivery.status == "pending") & WebhookDelivery.claim_token.is_null(False)
-            & (WebhookDelivery.next_attempt_at > now))
-
-
-def endpoints_with_room(endpoint_ids: list, policy: DeliveryPolicy, *, now: dt.datetime) -> set:
-    """Those of `endpoint_ids` with fewer attempts in flight than the per-endpoint cap."""
-    if not endpoint_ids:
-        return set()
-    counts = dict(WebhookDelivery.select(WebhookDelivery.endpoint, fn.COUNT(WebhookDelivery.id))
-                  .where(_in_flight(now) & WebhookDelivery.endpoint.in_(endpoint_ids))
-                  .group_by(WebhookDelivery.endpoint).tuples())
-    return {endpoint_id for endpoint_id in endpoint_ids
-            if counts.get(endpoint_id, 0) < policy.max_in_flight_per_endpoint}
-
-
-def _due_within_caps(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list:
-    """The oldest due deliveries whose endpoint has room: a hostile endpoint's backlog takes at
-    most its cap, and the rest of the batch goes to everyone else."""
-    cap = policy.max_in_flight_per_endpoint
-    key = _target_key()
-    in_flight = _in_flight_counts(now=now)
-    due = (WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now)
-    full = [target for target, count in in_flight.items() if count >= cap]
-    if full:
-        due &= key.not_in(full)
-    ranked = (WebhookDelivery.select(WebhookDelivery.id, fn.ROW_NUMBER().over(
-                  partition_by=[key], order_by=[WebhookDelivery.next_attempt_at]).alias("place"))
-              .where(due).alias("ranked"))
-    query = (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.claim_token, WebhookDelivery.attempts,
-                                    WebhookDelivery.last_attempt_at, key.alias("target"))
-             .where(WebhookDelivery.id.in_(WebhookDelivery.select(ranked.c.id).from_(ranked)
-                                           .where(ranked.c.place <= cap)))
-             .order_by(WebhookDelivery.next_attempt_at).limit(limit))
-    if is_postgres():
-        query = query.for_update(of=WebhookDelivery, skip_locked=True)
-    rows, room = [], {}
-    for row in query:
-        target = row.target
-        room.setdefault(target, cap - in_flight.get(target, 0))
-        if room[target] > 0:
-            room[target] -= 1
-            rows.append(row)
-    return rows
-
-
-def claimed_work(token: str) -> list[Work]:
-    """The deliveries claimed under `token`, ready to send."""
+    if not claims.claim_deliveries(token, policy.caps, now=now, limit=limit):
+        return []
     return _load_work(token)
 
 
@@ -343,30 +266,34 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
 
 IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
 
-def send_claimed(token: str, policy: DeliveryPolicy, *, counts: RunCounts,
-                 session: requests.Session | None = None) -> None:
-    """Send the deliveries already claimed under `token` (services/webhooks/outbox.fan_out_and_send creates
-    them so) concurrently, and record the results in one batch."""
-    work = _load_work(token)
-    if not work:
-        return
-    session = session or shared_session(policy)
-    with ThreadPoolExecutor(max_workers=min(policy.concurrency, len(work)), thread_name_prefix="webhook") as pool:
-        outcomes = list(pool.map(lambda one: send(session, one, policy), work))
-    record(outcomes, policy, now=clock.utcnow(), counts=counts)
+def fan_out_and_deliver(policy: DeliveryPolicy, *, now=clock.utcnow) -> tuple[int, RunCounts]:
+    """The nudged run: fan out every undispatched event, however young, and send the deliveries it
+    creates. As many as the run's slots can send within their claim are claimed in the fan-out's
+    own transaction (infra/claims.claim_deliveries, within the caps), so their first attempt
+    costs no claim transaction of its own; the rest are claimed as slots free. A run that dies
+    leaves claims that run out, and a delivery run takes them over (docs/webhooks.md).
+    Returns (deliveries created, what the run's attempts did)."""
+    nudges.run_started(outbox.FAN_OUT_JOB)
+    # As many as the run's slots can surely send before their claim runs out (attempts are cut
+    # off at their deadline), so a claimed delivery is never sent twice.
+    rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)
+    first = outbox.FirstAttempts(token=secrets.token_hex(16), caps=policy.caps, budget=policy.concurrency * rounds)
+    created = outbox.relay(now=now(), grace=dt.timedelta(0), first=first)
+    counts = deliver_due(policy, now=now, first=_load_work(first.token), claim_more=first.left_unclaimed > 0)
+    return created, counts
 
 
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
-                session: requests.Session | None = None, before_idle_look=None,
-                first: list[Work] = (), claim_more: bool = True) -> RunCounts:
+                session: requests.Session | None = None, first: list[Work] = (),
+                claim_more: bool = True) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
     due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
 
     Claims and results are batched: results are written, and slots refilled, when half the
     slots have finished (or nothing else is in flight), so a transaction covers many attempts.
     While slow attempts hold slots and nothing finishes, the run still looks for newly due work
-    every IDLE_LOOK_SECONDS (after calling `before_idle_look`, e.g. a fan-out), so a slow
-    endpoint's attempts never delay another endpoint's deliveries by more than that.
+    every IDLE_LOOK_SECONDS, fanning out new events first (fan-out jobs queue behind this run on
+    the same worker), so a slow endpoint's attempts never delay another's deliveries by more than that.
 
     `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
     false the run claims nothing else unless an idle look may have made new work due."""
@@ -392,8 +319,8 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
             wants_more = ((claim_more and ((not in_flight and not finished) or (backlog and free >= half)))
                           or (idle and free > 0))
             if wants_more and time.monotonic() - began < max_seconds:
-                if idle and before_idle_look is not None:
-                    before_idle_look()
+                if idle:
+                    outbox.relay(now=now(), grace=dt.timedelta(0))
                     claim_more = True          # the look may have made new deliveries due
                 claimed = claim_due(policy, now=now(), limit=free)
                 backlog = len(claimed) == free

@@ -2,10 +2,15 @@
 backlog of 50 events; another store's endpoint still gets each new event within 5 s. The jobs run
 as the embedded default runs them (a worker and the scheduler in threads, on this run's Redis)."""
 import dataclasses
+import datetime as dt
+import threading
 import time
 
 import jobs
+from core.clock import utcnow
+from models.base import db
 from scheduler import embedded
+from services.webhooks import outbox, webhook_delivery
 from tests.support.receiver import Receiver
 from tests.services.webhooks.test_delivery import create_invoice, make_endpoint
 
@@ -40,3 +45,40 @@ def test_a_trickling_endpoint_with_a_backlog_never_delays_another_stores_deliver
             slow.stopping.set()          # the receivers close their sockets; the run ends
             workers.stop(timeout=30)
             jobs.use_runtime(settings)
+
+
+def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stores_new_event_needs(
+        client, auth, other_auth, settings):
+    """Claims used to take the oldest due deliveries first: a store whose endpoints all hang (4 × the
+    per-endpoint cap of 4 = 16 attempts) filled every one of a run's 8 slots, and another store's
+    new event waited for those attempts' deadline. Now stores take turns and one store holds at
+    most a quarter of the slots (never fewer than one endpoint's cap: 4 here)."""
+    policy = webhook_delivery.DeliveryPolicy(retry_schedule=(60,), timeout_seconds=10, claim_seconds=60,
+                                             concurrency=8, allow_private=True)
+    with Receiver() as hostile, Receiver() as fast:
+        release = None
+        for number in range(4):
+            release = hostile.hold(f"/hang-{number}")
+            make_endpoint(client, auth, hostile.url(f"/hang-{number}"))
+        for number in range(10):
+            create_invoice(client, auth, external_order_id=f"backlog-{number}")
+        make_endpoint(client, other_auth, fast.url("/fast"))
+        invoice = create_invoice(client, other_auth, external_order_id="new")
+        with db.connection_context():
+            outbox.relay(now=utcnow(), grace=dt.timedelta(0))       # the backlog's rows are older
+        run = threading.Thread(target=pump_once, args=(policy,), daemon=True)
+        began = time.monotonic()
+        run.start()
+        try:
+            [arrived] = fast.wait_for(1, path="/fast", timeout=5)
+            assert invoice["id"].encode() in arrived.body and time.monotonic() - began < 5
+            hostile.held.wait(5)
+            assert len(hostile.requests) <= policy.caps.per_store == 4
+        finally:
+            release.set()
+            run.join(30)
+
+
+def pump_once(policy):
+    with db.connection_context():
+        webhook_delivery.deliver_due(policy, max_seconds=15)

@@ -1,9 +1,9 @@
-"""The fan-out run sends the deliveries it creates: claimed at insert, no claim round trip."""
+"""The fan-out run sends the deliveries it creates: claimed in the fan-out's transaction, no claim of their own."""
 import dataclasses
 import datetime as dt
 
 from core.clock import utcnow
-from infra import queues
+from infra import claims, queues
 from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -11,21 +11,23 @@ from services.webhooks import outbox, webhook_delivery
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
 
-def test_the_fan_out_run_sends_what_it_created_without_claiming(client, auth, receiver, job_settings, monkeypatch):
-    for number in range(3):
+def test_the_fan_out_run_sends_what_it_created_without_a_claim_of_its_own(client, auth, receiver, job_settings,
+                                                                          monkeypatch):
+    for number in range(2):
         make_endpoint(client, auth, receiver.url(f"/hook-{number}"))
     for number in range(2):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
-    claims = []
-    real_claim_due = webhook_delivery.claim_due
-    monkeypatch.setattr(webhook_delivery, "claim_due", lambda *a, **k: claims.append(1) or real_claim_due(*a, **k))
+    calls = []
+    real_claim = claims.claim_deliveries
+    monkeypatch.setattr(claims, "claim_deliveries", lambda *a, **k: calls.append(k.get("among")) or real_claim(*a, **k))
 
-    assert webhook_jobs.fan_out_pending() == 6
-    assert len(receiver.requests) == 6 and claims == []
+    assert webhook_jobs.fan_out_pending() == 4
+    assert len(receiver.requests) == 4
+    assert len(calls) == 2 and all(len(among) == 2 for among in calls)     # only inside each fan-out
     rows = delivery_rows()
-    assert [(row.status, row.attempts, row.claim_token) for row in rows] == [("succeeded", 1, None)] * 6
+    assert [(row.status, row.attempts, row.claim_token) for row in rows] == [("succeeded", 1, None)] * 4
     with db.connection_context():
-        assert sorted(a.number for a in WebhookAttempt.select()) == [1] * 6
+        assert sorted(a.number for a in WebhookAttempt.select()) == [1] * 4
     assert outbox.DELIVER_JOB not in [job.func_name for job in queues.queue("webhooks").jobs]
 
 
@@ -36,7 +38,7 @@ def test_more_deliveries_than_slots_are_sent_in_batches(client, auth, receiver, 
     for number in range(3):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
     with db.connection_context():
-        created, counts = outbox.fan_out_and_send(policy)
+        created, counts = webhook_delivery.fan_out_and_deliver(policy)
     assert created == 9 and counts.succeeded == 9 and len(receiver.requests) == 9
 
 
@@ -45,7 +47,7 @@ def test_a_run_that_died_before_sending_leaves_claims_a_delivery_run_takes_over(
     create_invoice(client, auth)
     with db.connection_context():
         [event_id] = outbox._undispatched(now=utcnow(), grace=dt.timedelta(0), batch=10)
-        assert outbox.fan_out(event_id, now=utcnow(), direct=outbox.DirectSend("dead-run", policy, budget=1)) == 1
+        assert outbox.fan_out(event_id, now=utcnow(), first=outbox.FirstAttempts("dead-run", policy.caps, budget=1)) == 1
         # The run dies here. Until its claim runs out nobody else sends the delivery ...
         assert webhook_delivery.deliver_due(policy).succeeded == 0
         later = utcnow() + dt.timedelta(seconds=policy.claim_seconds + 1)
