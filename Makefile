@@ -10,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test fuzz stack
+.PHONY: install run test fuzz stack woocommerce-zip woocommerce-phpunit
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
@@ -47,3 +47,15 @@ stack: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi db upgrade
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi demo
 	PATH="$(abspath $(BIN)):$$PATH" exec $(BIN)/honcho --env $(STACK_ENV) start $(STACK_PROCESSES)
+
+# The WooCommerce plugin (plugins/woocommerce/): the installable zip a merchant uploads in
+# WordPress (Plugins > Add New > Upload), and its PHPUnit suite (Debian's php-cli and phpunit).
+WC_PLUGIN := plugins/woocommerce/tender-for-woocommerce
+WC_VERSION = $(shell sed -n 's/^ \* Version: *//p' $(WC_PLUGIN)/tender-for-woocommerce.php)
+woocommerce-zip:
+	@for f in $$(find $(WC_PLUGIN) -name '*.php'); do php -l $$f >/dev/null || exit 1; done
+	mkdir -p dist
+	$(PYTHON) scripts/woocommerce_zip.py $(WC_PLUGIN) dist/tender-for-woocommerce-$(WC_VERSION).zip
+
+woocommerce-phpunit:
+	phpunit -c plugins/woocommerce/tests/phpunit.xml $(PHPUNIT_ARGS)

@@ -2,6 +2,7 @@
 server's signer), every refusal, and the seen-stores' once-only claim."""
 from concurrent.futures import ThreadPoolExecutor
 import json
+from pathlib import Path
 import threading
 
 import pytest
@@ -133,3 +134,20 @@ def test_the_kit_uses_the_standard_library_only():
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
     assert json.loads(BODY)["id"].startswith("evt_")
+
+
+VECTORS = json.loads((Path(__file__).resolve().parents[2] / "kit" / "tender_receiver_vectors.json").read_text())
+
+
+@pytest.mark.parametrize("case", VECTORS["cases"], ids=[case["name"] for case in VECTORS["cases"]])
+def test_the_shared_vectors(case):
+    """kit/tender_receiver_vectors.json: the WooCommerce plugin's PHPUnit suite runs the same cases."""
+    assert VECTORS["expected_signature"] == f"v1={EXPECTED}"
+    try:
+        event = verify(case["headers"], case["body"].encode(), secret=VECTORS["webhook_secret"],
+                       integration_id=VECTORS["integration_id"], now=case["now"])
+    except Rejected as refused:
+        assert (refused.status, refused.reason) == (case["status"], case["reason"])
+    else:
+        assert case["status"] == 200 and event["id"] == case["headers"].get("X-Tender-Event-Id",
+                                                                            case["headers"].get("x-tender-event-id"))

@@ -1,0 +1,81 @@
+<?php
+/**
+ * One Tender invoice per order. A second attempt to pay the same order (the buyer came back, a
+ * double click, an answer that was lost) gets the same invoice; a new one is made only after the
+ * order's invoice expired, failed or was cancelled.
+ *
+ * @package Tender
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+class Tender_Checkout {
+	public const ATTEMPT_META  = '_tender_invoice_attempt';
+	public const CHECKOUT_META = '_tender_checkout_url';
+	private const ENDED         = array( 'expired', 'failed', 'cancelled' );
+
+	public function __construct( private Tender_Api $api ) {
+	}
+
+	/**
+	 * The Idempotency-Key of the order's current attempt: the same for every retry of one create,
+	 * a new one only when a new invoice is wanted. Built from the order key, which is random per order.
+	 */
+	public static function idempotency_key( $order, int $attempt ): string {
+		return 'wc-order-' . $order->get_id() . '-' . $order->get_order_key() . '-' . $attempt;
+	}
+
+	/** The body of POST /v1/invoices for an order. */
+	public static function invoice_body( $order, string $return_url ): array {
+		return array(
+			'amount'            => self::amount( $order->get_total() ),
+			'currency'          => strtoupper( (string) $order->get_currency() ),
+			'external_order_id' => (string) $order->get_id(),
+			'return_url'        => $return_url,
+			'metadata'          => array( 'wc_order_key' => (string) $order->get_order_key() ),
+		);
+	}
+
+	/** WooCommerce keeps totals as decimal strings ("25.00"); a float is written without exponent. */
+	public static function amount( $total ): string {
+		$text = is_float( $total ) ? rtrim( rtrim( sprintf( '%.8F', $total ), '0' ), '.' ) : trim( (string) $total );
+		if ( ! preg_match( '/^\d+(\.\d+)?$/', $text ) ) {
+			throw new InvalidArgumentException( "the order total is not an amount: $text" );
+		}
+		return $text;
+	}
+
+	/**
+	 * The order's invoice (reused or created): Tender's invoice object, with checkout_url.
+	 */
+	public function invoice_for( $order, string $return_url ): array {
+		$existing = (string) $order->get_meta( Tender_Order_Sync::INVOICE_META );
+		if ( '' !== $existing ) {
+			$invoice = $this->api->get_invoice( $existing );
+			if ( ! in_array( $invoice['status'] ?? '', self::ENDED, true ) ) {
+				return $invoice;   // open, or already paid: the same invoice again
+			}
+		}
+		$attempt = (int) $order->get_meta( self::ATTEMPT_META ) + ( '' === $existing ? 0 : 1 );
+		$attempt = max( 1, $attempt );
+		try {
+			$invoice = $this->api->create_invoice( self::invoice_body( $order, $return_url ), self::idempotency_key( $order, $attempt ) );
+			$note    = sprintf( 'Tender: invoice %s created for %s %s.', $invoice['id'], $invoice['amount'] ?? '', $invoice['currency'] ?? '' );
+		} catch ( Tender_Api_Error $error ) {
+			// Tender already has an open or paid invoice for this order (made by an earlier attempt
+			// whose answer we never stored, or under credentials since re-issued): use that one.
+			$other = $error->body['details']['invoice_id'] ?? null;
+			if ( 409 !== $error->status || 'EXTERNAL_ORDER_INTEGRATION_CONFLICT' !== $error->error_code || ! is_string( $other ) ) {
+				throw $error;
+			}
+			$invoice = $this->api->get_invoice( $other );
+			$note    = sprintf( 'Tender: invoice %s already existed for this order; the buyer is sent to it.', $invoice['id'] );
+		}
+		$order->update_meta_data( Tender_Order_Sync::INVOICE_META, $invoice['id'] );
+		$order->update_meta_data( self::ATTEMPT_META, (string) $attempt );
+		$order->update_meta_data( self::CHECKOUT_META, (string) ( $invoice['checkout_url'] ?? '' ) );
+		$order->save();
+		$order->add_order_note( $note );
+		return $invoice;
+	}
+}

@@ -1,0 +1,104 @@
+<?php
+/**
+ * Where the plugin keeps what connect returned. The dedicated key, the webhook secret and the
+ * `int_` id live in the options table only (not autoloaded), and are never written to a log, an
+ * order note or a URL.
+ *
+ * @package Tender
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+class Tender_Settings {
+	public const GATEWAY_SETTINGS = 'woocommerce_tender_settings';
+	public const API_KEY          = 'tender_api_key';
+	public const WEBHOOK_SECRET   = 'tender_webhook_secret';
+	public const INTEGRATION_ID   = 'tender_integration_public_id';
+	public const CONNECTION       = 'tender_connection';
+	public const PENDING_CONNECT  = 'tender_pending_connect';
+	public const REFUNDS_PROBE    = 'tender_refunds_available';
+
+	/** Tender's address from the gateway's settings, without a trailing slash. */
+	public static function api_base_url(): string {
+		$settings = get_option( self::GATEWAY_SETTINGS, array() );
+		return rtrim( trim( (string) ( is_array( $settings ) ? ( $settings['api_base_url'] ?? '' ) : '' ) ), '/' );
+	}
+
+	public static function api_key(): string {
+		return (string) get_option( self::API_KEY, '' );
+	}
+
+	public static function webhook_secret(): string {
+		return (string) get_option( self::WEBHOOK_SECRET, '' );
+	}
+
+	public static function integration_id(): string {
+		return (string) get_option( self::INTEGRATION_ID, '' );
+	}
+
+	public static function is_connected(): bool {
+		return '' !== self::api_key() && '' !== self::webhook_secret() && '' !== self::integration_id();
+	}
+
+	/** What connect said about the installation (no secrets): store, ids, URLs, payout readiness. */
+	public static function connection(): array {
+		$connection = get_option( self::CONNECTION, array() );
+		return is_array( $connection ) ? $connection : array();
+	}
+
+	/**
+	 * Keep a connect answer: the three credentials apart, the rest as the connection summary.
+	 */
+	public static function save_connection( array $answer, int $now ): void {
+		foreach ( array( 'api_key', 'webhook_secret', 'integration_public_id' ) as $field ) {
+			if ( ! is_string( $answer[ $field ] ?? null ) || '' === $answer[ $field ] ) {
+				throw new UnexpectedValueException( "Tender's connect answer has no $field." );
+			}
+		}
+		update_option( self::API_KEY, $answer['api_key'], false );
+		update_option( self::WEBHOOK_SECRET, $answer['webhook_secret'], false );
+		update_option( self::INTEGRATION_ID, $answer['integration_public_id'], false );
+		$summary = array_intersect_key(
+			$answer,
+			array_flip( array( 'store_id', 'store_name', 'installation_id', 'site_url', 'webhook_url', 'status', 'payout_configured', 'warning', 'checkout_base_url', 'credentials_rotated' ) )
+		);
+		$summary['connected_at'] = $now;
+		update_option( self::CONNECTION, $summary, false );
+		delete_option( self::REFUNDS_PROBE );
+	}
+
+	public static function update_connection( array $changes ): void {
+		update_option( self::CONNECTION, array_merge( self::connection(), $changes ), false );
+	}
+
+	public static function forget_connection(): void {
+		foreach ( array( self::API_KEY, self::WEBHOOK_SECRET, self::INTEGRATION_ID, self::CONNECTION, self::PENDING_CONNECT, self::REFUNDS_PROBE ) as $option ) {
+			delete_option( $option );
+		}
+	}
+
+	/**
+	 * A connect whose answer never arrived: the exact request to send again (Tender accepts the
+	 * same key with the same site_url and webhook_url for a while, and re-issues credentials).
+	 */
+	public static function pending_connect(): ?array {
+		$pending = get_option( self::PENDING_CONNECT, null );
+		return is_array( $pending ) ? $pending : null;
+	}
+
+	public static function remember_pending_connect( string $key, array $body, int $now ): void {
+		update_option(
+			self::PENDING_CONNECT,
+			array(
+				'key'        => $key,
+				'body'       => $body,
+				'started_at' => $now,
+			),
+			false
+		);
+	}
+
+	public static function clear_pending_connect(): void {
+		delete_option( self::PENDING_CONNECT );
+	}
+}

@@ -1,0 +1,90 @@
+<?php
+/**
+ * One invoice per order: the body, the Idempotency-Key, and reuse on a second attempt.
+ */
+
+use PHPUnit\Framework\TestCase;
+
+final class CheckoutTest extends TestCase {
+	private const RETURN_URL = 'https://shop.test/checkout/order-received/1001/?key=wc_order_abc';
+
+	private static function invoice( string $id, string $status = 'awaiting_payment' ): array {
+		return array( 'id' => $id, 'status' => $status, 'amount' => '25.00', 'currency' => 'USD', 'checkout_url' => "https://pay.test/checkout/$id" );
+	}
+
+	public function test_the_first_attempt_creates_the_invoice_from_the_order(): void {
+		$order  = new Fake_Order( 1001, 'pending', '25.00', 'eur' );
+		$tender = ( new Scripted_Transport() )->then( 201, self::invoice( 'inv_1' ) );
+		$invoice = ( new Tender_Checkout( $tender->api() ) )->invoice_for( $order, self::RETURN_URL );
+		$this->assertSame( 'https://pay.test/checkout/inv_1', $invoice['checkout_url'] );
+		$this->assertSame( array( 'POST /v1/invoices' ), $tender->paths() );
+		$this->assertSame(
+			array( 'amount' => '25.00', 'currency' => 'EUR', 'external_order_id' => '1001', 'return_url' => self::RETURN_URL, 'metadata' => array( 'wc_order_key' => 'wc_order_abc' ) ),
+			json_decode( $tender->requests[0]['body'], true )
+		);
+		$this->assertSame( 'wc-order-1001-wc_order_abc-1', $tender->requests[0]['headers']['Idempotency-Key'] );
+		$this->assertSame( 'inv_1', $order->meta[ Tender_Order_Sync::INVOICE_META ] );
+		$this->assertSame( 1, $order->saves );
+	}
+
+	public function test_a_second_attempt_reuses_the_open_invoice(): void {
+		$order = new Fake_Order();
+		$tender = ( new Scripted_Transport() )->then( 201, self::invoice( 'inv_1' ) )->then( 200, self::invoice( 'inv_1', 'quoted' ) );
+		$checkout = new Tender_Checkout( $tender->api() );
+		$checkout->invoice_for( $order, self::RETURN_URL );
+		$again = $checkout->invoice_for( $order, self::RETURN_URL );
+		$this->assertSame( 'inv_1', $again['id'] );
+		$this->assertSame( array( 'POST /v1/invoices', 'GET /v1/invoices/inv_1' ), $tender->paths() );
+	}
+
+	public function test_a_lost_answer_is_retried_with_the_same_key(): void {
+		$order  = new Fake_Order();
+		$tender = ( new Scripted_Transport() )->then( 0, 'timed out' )->then( 201, self::invoice( 'inv_1' ) );
+		$checkout = new Tender_Checkout( $tender->api() );
+		try {
+			$checkout->invoice_for( $order, self::RETURN_URL );
+			$this->fail( 'a timeout must surface' );
+		} catch ( Tender_Api_Error $error ) {
+			$this->assertTrue( $error->answer_lost() );
+		}
+		$checkout->invoice_for( $order, self::RETURN_URL );
+		$keys = array_map( static fn ( $r ) => $r['headers']['Idempotency-Key'], $tender->requests );
+		$this->assertSame( array( 'wc-order-1001-wc_order_abc-1', 'wc-order-1001-wc_order_abc-1' ), $keys );
+	}
+
+	public function test_after_expiry_a_new_invoice_with_a_new_key(): void {
+		$order  = new Fake_Order();
+		$tender = ( new Scripted_Transport() )->then( 201, self::invoice( 'inv_1' ) )->then( 200, self::invoice( 'inv_1', 'expired' ) )->then( 201, self::invoice( 'inv_2' ) );
+		$checkout = new Tender_Checkout( $tender->api() );
+		$checkout->invoice_for( $order, self::RETURN_URL );
+		$this->assertSame( 'inv_2', $checkout->invoice_for( $order, self::RETURN_URL )['id'] );
+		$this->assertSame( 'wc-order-1001-wc_order_abc-2', $tender->requests[2]['headers']['Idempotency-Key'] );
+		$this->assertSame( 'inv_2', $order->meta[ Tender_Order_Sync::INVOICE_META ] );
+	}
+
+	public function test_tender_already_has_an_invoice_for_the_order(): void {
+		// Created under credentials since re-issued (the Idempotency-Key is per key): Tender names it.
+		$order  = new Fake_Order();
+		$conflict = array( 'error' => 'an invoice for this order is open', 'code' => 'EXTERNAL_ORDER_INTEGRATION_CONFLICT', 'details' => array( 'invoice_id' => 'inv_9' ) );
+		$tender = ( new Scripted_Transport() )->then( 409, $conflict )->then( 200, self::invoice( 'inv_9' ) );
+		$this->assertSame( 'inv_9', ( new Tender_Checkout( $tender->api() ) )->invoice_for( $order, self::RETURN_URL )['id'] );
+		$this->assertSame( 'inv_9', $order->meta[ Tender_Order_Sync::INVOICE_META ] );
+	}
+
+	public function test_no_payout_wallet_is_an_error_the_gateway_can_name(): void {
+		$tender = ( new Scripted_Transport() )->then( 400, array( 'error' => 'no payout wallet', 'code' => 'payout_wallet_not_configured' ) );
+		try {
+			( new Tender_Checkout( $tender->api() ) )->invoice_for( new Fake_Order(), self::RETURN_URL );
+			$this->fail( 'expected a refusal' );
+		} catch ( Tender_Api_Error $error ) {
+			$this->assertSame( array( 400, 'payout_wallet_not_configured', false ), array( $error->status, $error->error_code, $error->answer_lost() ) );
+		}
+	}
+
+	public function test_amounts_are_decimal_strings(): void {
+		$this->assertSame( '25.00', Tender_Checkout::amount( '25.00' ) );
+		$this->assertSame( '0.1', Tender_Checkout::amount( 0.1 ) );
+		$this->expectException( InvalidArgumentException::class );
+		Tender_Checkout::amount( '1e3' );
+	}
+}
