@@ -7,6 +7,12 @@ from tests.support.node_tools import ROOT
 
 EMBEDDED = '<testsuites><testsuite tests="10" failures="1" errors="1" skipped="3"/></testsuites>'
 POSTGRESQL = '<testsuite tests="5" failures="0" errors="0" skipped="0"/>'
+# PHPUnit's report: suites inside suites, each carrying the totals of what it holds.
+PHPUNIT = ('<testsuites><testsuite name="" tests="7" failures="1" errors="0" skipped="1">'
+           '<testsuite name="plugin" tests="7" failures="1" errors="0" skipped="1">'
+           '<testsuite name="ReceiverTest" tests="4" failures="1" errors="0" skipped="0"/>'
+           '<testsuite name="CheckoutTest" tests="3" failures="0" errors="0" skipped="1"/>'
+           '</testsuite></testsuite></testsuites>')
 
 
 def test_totals_add_every_pytest_report_and_every_other_suite(tmp_path):
@@ -14,6 +20,12 @@ def test_totals_add_every_pytest_report_and_every_other_suite(tmp_path):
     (tmp_path / "postgresql.xml").write_text(POSTGRESQL)
     (tmp_path / "fuzz.rc").write_text("1\n")
     assert totals(tmp_path) == (5 + 5, 2 + 1, 3)
+
+
+def test_phpunit_nested_suites_count_once(tmp_path):
+    (tmp_path / "phpunit.xml").write_text(PHPUNIT)
+    (tmp_path / "postgresql.xml").write_text(POSTGRESQL)
+    assert totals(tmp_path) == (5 + 5, 1, 1)
 
 
 def test_the_line_is_the_plain_one_ci_tools_read(tmp_path):
