@@ -20,15 +20,12 @@ import tempfile
 import pytest
 import requests
 
+from tests.support.chromium import CHROMIUM, launched
 from tests.support.databases import sibling_database
 from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-CHROMIUM = "/usr/bin/chromium"
-# Headless and quiet: nothing but 127.0.0.1 is ever contacted (no updates, sync, QUIC probes).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
 DESKTOP = {"width": 1024, "height": 760}
 PHONE = {"width": 390, "height": 844}
 # Every run saves its screenshots; only `SCREENSHOTS=docs` writes them over the README's copies,
@@ -145,12 +142,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with launched() as chromium:
         yield chromium
-        chromium.close()
 
 
 class Pages:

@@ -46,10 +46,9 @@ class Tender_Connection {
 	 */
 	public function connect( string $pasted_key, array $site_body ): array {
 		$now     = ( $this->clock )();
-		$pending = Tender_Settings::pending_connect();
+		$pending = Tender_Settings::pending_connect( $now );
 		$pasted  = trim( $pasted_key );
-		if ( null !== $pending && ( '' === $pasted || hash_equals( $pending['key'], $pasted ) )
-			&& $now - (int) $pending['started_at'] < self::RETRY_WINDOW_SECONDS ) {
+		if ( null !== $pending && ( '' === $pasted || hash_equals( $pending['key'], $pasted ) ) ) {
 			[ $key, $body ] = array( $pending['key'], $pending['body'] );   // the lost connect, again
 		} elseif ( '' !== $pasted ) {
 			[ $key, $body ] = array( $pasted, $site_body );

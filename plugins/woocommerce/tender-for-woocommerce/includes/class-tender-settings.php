@@ -81,9 +81,16 @@ class Tender_Settings {
 	 * A connect whose answer never arrived: the exact request to send again (Tender accepts the
 	 * same key with the same site_url and webhook_url for a while, and re-issues credentials).
 	 */
-	public static function pending_connect(): ?array {
+	public static function pending_connect( ?int $now = null ): ?array {
 		$pending = get_option( self::PENDING_CONNECT, null );
-		return is_array( $pending ) ? $pending : null;
+		if ( ! is_array( $pending ) ) {
+			return null;
+		}
+		if ( ( $now ?? time() ) - (int) $pending['started_at'] >= Tender_Connection::RETRY_WINDOW_SECONDS ) {
+			self::clear_pending_connect();   // Tender no longer accepts it: the key is not kept
+			return null;
+		}
+		return $pending;
 	}
 
 	public static function remember_pending_connect( string $key, array $body, int $now ): void {

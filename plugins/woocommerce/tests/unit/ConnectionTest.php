@@ -85,6 +85,8 @@ final class ConnectionTest extends TestCase {
 			unset( $expected );
 		}
 		$this->now += 15 * 60;
+		$this->assertNull( Tender_Settings::pending_connect( $this->now ) );
+		$this->assertArrayNotHasKey( Tender_Settings::PENDING_CONNECT, $GLOBALS['tender_test_options'] );   // the key is gone
 		$this->expectExceptionMessage( 'Paste the bootstrap key' );
 		$this->connection()->connect( '', self::SITE );
 	}

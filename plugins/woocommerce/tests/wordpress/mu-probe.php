@@ -1,0 +1,36 @@
+<?php
+/**
+ * Test probe (must-use plugin of the test site only): records the X-Tender-* headers of every
+ * request to ?wc-api=tender, and the answer sent, in TENDER_TEST_PROBE_FILE (JSON lines), so a
+ * test can see what Tender sent (two v1= values after a reconnect) and what the plugin answered.
+ * Also: WordPress sends no mail from a test site.
+ */
+
+function wp_mail() {
+	return true;
+}
+
+add_action(
+	'woocommerce_api_request',
+	static function ( $request ) {
+		if ( 'tender' !== $request || ! defined( 'TENDER_TEST_PROBE_FILE' ) ) {
+			return;
+		}
+		$seen = array();
+		foreach ( $_SERVER as $key => $value ) {
+			if ( str_starts_with( $key, 'HTTP_X_TENDER_' ) ) {
+				$seen[ $key ] = $value;
+			}
+		}
+		ob_start(
+			static function ( $answer ) use ( $seen ) {
+				$seen['answer']      = $answer;
+				$seen['status']      = http_response_code();
+				$seen['recorded_at'] = microtime( true );
+				file_put_contents( TENDER_TEST_PROBE_FILE, json_encode( $seen ) . "\n", FILE_APPEND | LOCK_EX );
+				return $answer;
+			}
+		);
+	},
+	0
+);

@@ -1,0 +1,362 @@
+"""Tender for WooCommerce end to end: the plugin (installed from its zip) on a real WordPress
+(Debian's package on MariaDB, served by `php -S`; tests/support/wordpress.py) with the WooCommerce
+stand-in, against the Procfile's processes (web, worker, webhooks, scheduler) on PostgreSQL and
+Redis, a merchant and a buyer in Debian's Chromium.
+
+Connect with a bootstrap key (and the no-payout-wallet warning) → an order at checkout → Tender's
+hosted checkout → a sandbox payment → the signed delivery to WordPress over loopback → the order
+paid exactly once; a redelivery answers {"duplicate": true}; forged, stale and foreign deliveries
+are refused and change nothing; Checkout Blocks' Store API and a second attempt reuse the invoice;
+a reconnect's double signature verifies; deactivation disconnects. The time from the payment to
+the order being paid is printed (`-s` shows it): a figure, not an assertion.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+import re
+import subprocess
+import time
+
+from playwright.sync_api import expect
+import pytest
+import requests
+
+from kit.tender_receiver import sign
+from tests.support import wordpress
+from tests.support.chromium import CHROMIUM, launched
+from tests.support.polling import free_port, wait_for
+from tests.support.processes import (
+    BIN, DATABASE_URL, REDIS_URL, ROOT, healthy, observer_redis, procfile_command, real_stack_env, stop,
+)
+
+_why_not = None if (DATABASE_URL and REDIS_URL) else "needs TEST_DATABASE_URL and TEST_REDIS_URL (the real stack)"
+_why_not = _why_not or wordpress.missing() or (None if os.path.exists(CHROMIUM) else f"{CHROMIUM} is missing")
+if _why_not and os.environ.get("CI") and DATABASE_URL:
+    pytest.fail(f"CI must run the WooCommerce plugin's WordPress tests: {_why_not}", pytrace=False)
+pytestmark = pytest.mark.skipif(bool(_why_not), reason=_why_not or "")
+
+EVM_ADDRESS = "0x" + "5e" * 20
+TIMEOUT_MS = 30_000
+
+
+def _flask(env, *args) -> dict:
+    done = subprocess.run([str(BIN / "flask"), "--app", "wsgi", *args, "--json"], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+class Tender:
+    def __init__(self, url, env):
+        self.url, self.env = url, env
+        self.session = requests.Session()
+        self.session.trust_env = False
+
+    def bootstrap_key(self, store_id) -> str:
+        return _flask(self.env, "keys", "create", "--store", store_id, "--kind", "bootstrap")["api_key"]
+
+    def call(self, method, path, key, **kwargs) -> requests.Response:
+        return self.session.request(method, self.url + path, headers={"Authorization": f"Bearer {key}"}, timeout=15,
+                                    **kwargs)
+
+
+@pytest.fixture(scope="module")
+def tender(test_env, tmp_path_factory):   # test_env: creates the test database when this runs first
+    observer_redis().flushdb()
+    port = free_port()
+    env = real_stack_env(ALLOW_PRIVATE_WEBHOOK_URLS="1", PUBLIC_BASE_URL=f"http://127.0.0.1:{port}",
+                         CHAIN_POLL_INTERVAL_SECONDS="1", SETTLEMENT_POLL_INTERVAL_SECONDS="1",
+                         EXPIRY_SWEEP_INTERVAL_SECONDS="1")
+    subprocess.run(procfile_command("release"), cwd=ROOT, env=env, check=True, capture_output=True)
+    logs = Path(os.environ.get("E2E_LOG_DIR") or tmp_path_factory.mktemp("tender-logs"))
+    started = []
+    try:
+        for name, extra in (("web", {"HOST": "127.0.0.1", "PORT": str(port), "WEB_CONCURRENCY": "1"}),
+                            ("worker", {}), ("webhooks", {}), ("scheduler", {})):
+            log = open(logs / f"woocommerce-{name}.log", "ab")
+            started.append(subprocess.Popen(procfile_command(name), cwd=ROOT, env={**env, **extra}, stdout=log,
+                                            stderr=log, start_new_session=True))
+        wait_for(lambda: healthy(f"http://127.0.0.1:{port}"), timeout=30, what="gunicorn to answer /health")
+        shop = _flask(env, "stores", "create", "--name", "Lumen Coffee", "--payout-wallet", "lumen-coffee.near")
+        unready = _flask(env, "stores", "create", "--name", "No Wallet Yet")
+        yield {"api": Tender(f"http://127.0.0.1:{port}", env), "shop": shop, "unready": unready}
+    finally:
+        for process in started:
+            stop(process)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    wp = wordpress.WordPressSite(tmp_path_factory.mktemp("wordpress")).start()
+    yield wp
+    wp.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with launched() as chromium:
+        yield chromium
+
+
+@pytest.fixture(scope="module")
+def admin(browser, site):
+    """The shop's administrator, logged in to wp-admin."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{site.url}/wp-login.php")
+    page.fill("#user_login", "admin")
+    page.fill("#user_pass", wordpress.ADMIN_PASSWORD)
+    page.click("#wp-submit")
+    page.wait_for_url(re.compile(r"/wp-admin/"))
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def buyer(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def settings_page(admin, site):
+    admin.goto(f"{site.url}/wp-admin/admin.php?page=wc-settings&tab=checkout&section=tender")
+    return admin
+
+
+def connect_in_admin(admin, site, tender_url, key):
+    page = settings_page(admin, site)
+    if not page.is_checked("#woocommerce_tender_enabled"):
+        page.check("#woocommerce_tender_enabled")
+    page.fill("#woocommerce_tender_api_base_url", tender_url)
+    page.fill("#woocommerce_tender_bootstrap_key", key)
+    page.click("#save")
+    return page
+
+
+def place_order(buyer, site, tender_url) -> int:
+    """The buyer's classic checkout: Tender chosen, the order placed, and Tender's checkout opened."""
+    buyer.goto(f"{site.url}/?tender-standin=checkout&total=25.00")
+    buyer.check("#payment_method_tender")
+    buyer.click("#place_order")
+    buyer.wait_for_url(re.compile(re.escape(tender_url) + r"/"))
+    invoice_id = re.search(r"inv_[A-Za-z0-9]+", buyer.url).group(0)
+    return invoice_id
+
+
+def order_of(site, invoice_id) -> dict:
+    for order_id in range(1, 200):
+        order = site.order(order_id)
+        if order and order["meta"].get("_tender_invoice_id") == invoice_id:
+            return order
+    raise AssertionError(f"no order holds {invoice_id}")
+
+
+def pay_on_hosted_checkout(buyer) -> float:
+    """Choose USDC on Ethereum, then the sandbox's "Simulate payment"; returns when it was clicked."""
+    buyer.select_option("#asset", "usdc.eth")
+    buyer.fill("#refund-to", EVM_ADDRESS)
+    buyer.click("#choose-submit")
+    buyer.wait_for_selector("[data-panel=pay] [data-field=deposit_address]:has-text('0x')")
+    clicked = time.time()
+    buyer.click("#simulate")
+    return clicked
+
+
+def wait_paid(site, order_id, *, since: float) -> tuple[dict, float]:
+    order = wait_for(lambda: (o := site.order(order_id))["status"] == "processing" and o, timeout=60,
+                     what=f"order {order_id} to be paid")
+    return order, order["paid_at"] - since
+
+
+def signed_post(site, body: bytes, *, secret: str, integration: str, timestamp: int, event_id: str):
+    headers = {"Content-Type": "application/json", "X-Tender-Timestamp": str(timestamp),
+               "X-Tender-Signature": f"v1={sign(secret, timestamp, body)}", "X-Tender-Integration-Id": integration,
+               "X-Tender-Event-Id": event_id}
+    return requests.post(site.webhook_url, data=body, headers=headers, timeout=20)
+
+
+def test_activation_declares_hpos_and_blocks_and_offers_nothing_unconnected(site):
+    assert site.cli("plugin-active", wordpress.PLUGIN_FILE)["active"]
+    assert site.seen_events() == []                                   # the table exists, empty
+    methods = requests.get(f"{site.url}/?rest_route=/wc/store/v1/standin-payment-methods", timeout=20).json()
+    assert methods["features"]["custom_order_tables"] == {wordpress.PLUGIN_FILE: True}
+    assert methods["features"]["cart_checkout_blocks"] == {wordpress.PLUGIN_FILE: True}
+    assert methods["paymentMethodData"] == []                         # not connected: not offered
+    checkout = requests.get(f"{site.url}/?tender-standin=checkout", timeout=20).text
+    assert "payment_method_tender" not in checkout
+    # Not connected: every delivery is refused.
+    assert requests.post(site.webhook_url, data=b"{}", headers={"X-Tender-Timestamp": "1"}, timeout=20).status_code == 401
+
+
+def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnects(tender, site, admin, buyer):
+    api, store = tender["api"], tender["unready"]
+    page = connect_in_admin(admin, site, api.url, api.bootstrap_key(store["store_id"]))
+    expect(page.locator("[data-tender-status=connected]")).to_be_visible()
+    expect(page.locator("#tender-connection")).to_contain_text("No Wallet Yet")
+    expect(page.locator("[data-tender-warning=payout]")).to_be_visible()
+    assert site.option("woocommerce_tender_settings")["bootstrap_key"] == ""   # never stored
+    assert site.option("tender_api_key").startswith("sk_live_")
+
+    buyer.goto(f"{site.url}/?tender-standin=checkout")
+    buyer.check("#payment_method_tender")
+    buyer.click("#place_order")
+    expect(buyer.locator(".woocommerce-error")).to_contain_text("cannot take crypto payments yet")
+
+    # Deactivation disconnects: Tender revokes the key, the site forgets every credential.
+    key = site.option("tender_api_key")
+    admin.goto(f"{site.url}/wp-admin/plugins.php")
+    admin.click("#deactivate-tender-for-woocommerce")
+    admin.wait_for_selector("#activate-tender-for-woocommerce")
+    assert api.call("GET", "/v1/integration/woocommerce/status", key).status_code == 401
+    status = api.call("GET", "/v1/integration/woocommerce/status", api.bootstrap_key(store["store_id"])).json()
+    assert status["status"] == "DISCONNECTED"
+    assert [site.option(name) for name in ("tender_api_key", "tender_webhook_secret",
+                                           "tender_integration_public_id")] == [None, None, None]
+    admin.click("#activate-tender-for-woocommerce")
+    admin.wait_for_selector("#deactivate-tender-for-woocommerce")
+
+
+@pytest.fixture(scope="module")
+def connected(tender, site, admin):
+    api, store = tender["api"], tender["shop"]
+    page = connect_in_admin(admin, site, api.url, api.bootstrap_key(store["store_id"]))
+    expect(page.locator("[data-tender-status=connected]")).to_be_visible()
+    expect(page.locator("[data-tender-payout=configured]")).to_be_visible()
+    return {"api": api, "merchant_key": store["api_key"], "integration": site.option("tender_integration_public_id"),
+            "secret": site.option("tender_webhook_secret")}
+
+
+@pytest.fixture(scope="module")
+def paid(connected, site, browser):
+    """One order through the whole flow, as a buyer does it."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    invoice_id = place_order(page, site, connected["api"].url)
+    order = order_of(site, invoice_id)
+    clicked = pay_on_hosted_checkout(page)
+    order, seconds = wait_paid(site, order["id"], since=clicked)
+    print(f"\nwoocommerce e2e: sandbox payment clicked -> order {order['id']} paid in {seconds:.2f} s")
+    page.click("#return-link")
+    page.wait_for_url(re.compile(r"order-received="))
+    assert page.locator("#order-status").inner_text() == "processing"
+    context.close()
+    return {"order_id": order["id"], "invoice_id": invoice_id, "seconds": seconds}
+
+
+def test_an_order_is_paid_exactly_once(connected, paid, site):
+    api = connected["api"]
+    invoice = api.call("GET", f"/v1/invoices/{paid['invoice_id']}", connected["merchant_key"]).json()
+    assert invoice["status"] in ("paid", "settled") or invoice["status"] == "paid"
+    assert invoice["external_order_id"] == str(paid["order_id"])
+    assert invoice["return_url"].startswith(f"{site.url}/?order-received={paid['order_id']}&key=wc_order_")
+    assert invoice["amount"] == "25.00" and invoice["currency"] == "USD"
+    # Every later event (settled, …) arrives and changes nothing more.
+    wait_for(lambda: any("invoice.settled" in note for note in site.order(paid["order_id"])["notes"]), timeout=60,
+             what="invoice.settled to reach the shop")
+    order = site.order(paid["order_id"])
+    assert order["payment_complete_calls"] == 1
+    assert order["status"] == "processing" and order["transaction_id"] == invoice["transaction_hash"]
+    assert any("invoice.paid" in note and "payment complete" in note for note in order["notes"])
+    for secret in (connected["secret"], site.option("tender_api_key")):
+        assert all(secret not in note for note in order["notes"])
+
+
+def test_a_redelivery_answers_duplicate_and_changes_nothing(connected, paid, site):
+    api, key = connected["api"], connected["merchant_key"]
+    endpoints = api.call("GET", "/v1/webhook-endpoints", key).json()["data"]
+    endpoint = next(e for e in endpoints if e["url"] == site.webhook_url)
+    deliveries = api.call("GET", f"/v1/webhook-endpoints/{endpoint['id']}/deliveries?limit=100", key).json()["data"]
+    delivery = next(d for d in deliveries if d["event_type"] == "invoice.paid" and d["status"] == "succeeded")
+    before = len(site.deliveries())
+    assert api.call("POST", f"/v1/webhook-deliveries/{delivery['id']}/redeliver", key).status_code == 202
+    answer = wait_for(lambda: len(site.deliveries()) > before and site.deliveries()[-1], timeout=30,
+                      what="the redelivery to reach the shop")
+    assert (answer["status"], json.loads(answer["answer"])) == (200, {"duplicate": True})
+    assert answer["HTTP_X_TENDER_EVENT_ID"] == delivery["event_id"]
+    assert site.order(paid["order_id"])["payment_complete_calls"] == 1
+
+
+def test_forged_stale_and_foreign_deliveries_are_refused(connected, paid, site):
+    seen, order = site.seen_events(), site.order(paid["order_id"])
+    body = json.dumps({"id": "evt_forged0000000000000000000000001", "type": "invoice.paid", "api_version": "1.0.0",
+                       "data": {"object": {"id": paid["invoice_id"], "status": "paid",
+                                           "external_order_id": str(paid["order_id"])}}}).encode()
+    now = int(time.time())
+    good = dict(secret=connected["secret"], integration=connected["integration"], event_id="evt_forged0000000000000000000000001")
+    forged = signed_post(site, body, **{**good, "secret": "0" * 64}, timestamp=now)
+    stale = signed_post(site, body, **good, timestamp=now - 301)
+    foreign = signed_post(site, body, **{**good, "integration": "int_" + "f" * 32}, timestamp=now)
+    assert (forged.status_code, stale.status_code, foreign.status_code) == (401, 401, 403)
+    assert forged.json() == {"error": "signature does not match"}
+    assert site.seen_events() == seen and site.order(paid["order_id"]) == order
+
+
+def test_blocks_checkout_and_a_second_attempt_reuse_the_invoice(connected, site):
+    placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
+                           json={"payment_method": "tender", "total": "12.34"}, timeout=30).json()
+    assert placed["payment_result"]["payment_status"] == "success", placed
+    redirect = placed["payment_result"]["redirect_url"]
+    assert redirect.startswith(connected["api"].url + "/")
+    again = requests.post(f"{site.url}/?tender-standin=order-pay&order={placed['order_id']}", allow_redirects=False,
+                          timeout=30)
+    assert (again.status_code, again.headers["Location"]) == (302, redirect)
+    order = site.order(placed["order_id"])
+    invoice_id = order["meta"]["_tender_invoice_id"]
+    listed = connected["api"].call("GET", f"/v1/invoices?external_order_id={placed['order_id']}",
+                                   connected["merchant_key"]).json()["data"]
+    assert [i["id"] for i in listed] == [invoice_id]
+    assert listed[0]["amount"] == "12.34"
+    data = requests.get(f"{site.url}/?rest_route=/wc/store/v1/standin-payment-methods", timeout=20).json()
+    assert data["paymentMethodData"]["tender"]["title"] == "Crypto (Tender)"
+    assert data["scripts"]["tender"] == ["tender-blocks"]
+
+
+def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, site, admin):
+    old_secret, old_key = site.option("tender_webhook_secret"), site.option("tender_api_key")
+    page = settings_page(admin, site)
+    page.click("button[name=tender_action][value=reconnect]")
+    expect(page.locator("[data-tender-message=success]")).to_contain_text("Reconnected")
+    new_secret = site.option("tender_webhook_secret")
+    assert new_secret != old_secret and site.option("tender_api_key") != old_key
+    assert site.option("tender_integration_public_id") == connected["integration"]    # the ids stay
+    api = connected["api"]
+    assert api.call("GET", "/v1/integration/woocommerce/status", old_key).status_code == 401
+
+    placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
+                           json={"payment_method": "tender", "total": "9.00"}, timeout=30).json()
+    invoice_id = site.order(placed["order_id"])["meta"]["_tender_invoice_id"]
+    before = len(site.deliveries())
+    started = time.time()
+    pay = api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", connected["merchant_key"], json={})
+    assert pay.status_code == 202, pay.text
+    order, seconds = wait_paid(site, placed["order_id"], since=started)
+    print(f"\nwoocommerce e2e: sandbox payment (API) -> order {order['id']} paid in {seconds:.2f} s")
+    assert order["payment_complete_calls"] == 1
+    signatures = [d["HTTP_X_TENDER_SIGNATURE"] for d in site.deliveries()[before:] if d["status"] == 200]
+    assert signatures and all(s.count("v1=") == 2 for s in signatures), signatures
+
+
+def test_refunds_are_offered_only_when_tender_has_the_api(connected, paid, site, admin):
+    has_api = connected["api"].call("GET", "/v1/refunds?limit=1", site.option("tender_api_key")).status_code == 200
+    admin.goto(f"{site.url}/wp-admin/admin.php?page=wc-orders&id={paid['order_id']}")
+    assert admin.locator("#order-status").inner_text() == "processing"
+    if not has_api:
+        assert admin.locator("#do-api-refund").count() == 0
+        return
+    admin.fill("#refund_amount", "5.00")
+    admin.fill("#refund_reason", "damaged")
+    admin.click("#do-api-refund")
+    assert json.loads(admin.locator("body").inner_text())["success"] is True
+    notes = site.order(paid["order_id"])["notes"]
+    assert any(note.startswith("Tender: refund ref_") and "Fund it: send" in note for note in notes), notes
+
+
+def test_the_plugin_left_no_php_errors(site):
+    problems = [line for line in site.php_errors().splitlines() if "tender-for-woocommerce" in line]
+    assert problems == []
