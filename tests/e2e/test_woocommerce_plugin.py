@@ -26,6 +26,7 @@ import requests
 from kit.tender_receiver import sign
 from tests.support import wordpress
 from tests.support.chromium import CHROMIUM, launched
+from tests.support.lossy_proxy import AnswerLosingProxy
 from tests.support.polling import free_port, wait_for
 from tests.support.processes import (
     BIN, DATABASE_URL, REDIS_URL, ROOT, healthy, observer_redis, procfile_command, real_stack_env, stop,
@@ -193,9 +194,38 @@ def test_activation_declares_hpos_and_blocks_and_offers_nothing_unconnected(site
     assert requests.post(site.webhook_url, data=b"{}", headers={"X-Tender-Timestamp": "1"}, timeout=20).status_code == 401
 
 
-def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnects(tender, site, admin, buyer):
+@pytest.fixture(scope="module")
+def unready(tender, site, admin):
+    """The shop connected to a store with no payout wallet, through a connect whose first answer
+    was lost on the way back (a proxy drops it after Tender committed it) and then retried."""
     api, store = tender["api"], tender["unready"]
-    page = connect_in_admin(admin, site, api.url, api.bootstrap_key(store["store_id"]))
+    connect_path = "/v1/integration/woocommerce/connect"
+    with AnswerLosingProxy(int(api.url.rsplit(":", 1)[1]), lose_once=connect_path) as proxy:
+        page = connect_in_admin(admin, site, proxy.url, api.bootstrap_key(store["store_id"]))
+        expect(page.locator("[data-tender-message=error]")).to_contain_text("Retry connect")
+        assert proxy.lost == [(connect_path, 200)]                       # Tender did connect
+        expect(page.locator("[data-tender-status=not-connected]")).to_be_visible()
+        assert site.option("tender_api_key") is None
+        page.click("button[name=tender_action][value=connect]")
+        expect(page.locator("[data-tender-message=success]")).to_be_visible()
+        expect(page.locator("[data-tender-status=connected]")).to_be_visible()
+        expect(page.locator("[data-tender-warning=pending]")).to_have_count(0)
+        settings = dict(site.option("woocommerce_tender_settings"), api_base_url=api.url)
+        site.cli("set-option", "woocommerce_tender_settings", json.dumps(settings))
+    return store
+
+
+def test_a_connect_whose_answer_was_lost_is_retried(tender, unready, site):
+    key = site.option("tender_api_key")
+    status = tender["api"].call("GET", "/v1/integration/woocommerce/status", key).json()
+    assert (status["status"], status["site_url"], status["webhook_url"]) == ("ACTIVE", site.url, site.webhook_url)
+    assert site.option("tender_pending_connect") is None                  # the kept key is gone
+
+
+def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnects(tender, unready, site, admin,
+                                                                                  buyer):
+    api, store = tender["api"], unready
+    page = settings_page(admin, site)
     expect(page.locator("[data-tender-status=connected]")).to_be_visible()
     expect(page.locator("#tender-connection")).to_contain_text("No Wallet Yet")
     expect(page.locator("[data-tender-warning=payout]")).to_be_visible()
@@ -315,6 +345,30 @@ def test_blocks_checkout_and_a_second_attempt_reuse_the_invoice(connected, site)
     data = requests.get(f"{site.url}/?rest_route=/wc/store/v1/standin-payment-methods", timeout=20).json()
     assert data["paymentMethodData"]["tender"]["title"] == "Crypto (Tender)"
     assert data["scripts"]["tender"] == ["tender-blocks"]
+
+
+def test_the_blocks_script_registers_the_payment_method(browser, site):
+    """assets/js/blocks.js, as the site serves it, in Chromium beside a stand-in of the Blocks
+    registry's browser API (wc.wcBlocksRegistry, wc.wcSettings, wp.element)."""
+    page = browser.new_page()
+    try:
+        page.set_content("<!doctype html><title>blocks</title>")
+        page.evaluate("""() => {
+          window.registered = [];
+          window.wp = {element: {createElement: (type, props, ...children) => ({type, props, children})}};
+          window.wc = {wcBlocksRegistry: {registerPaymentMethod: (config) => window.registered.push(config)},
+                       wcSettings: {getSetting: (name, fallback) => name === 'tender_data'
+                         ? {title: 'Crypto (Tender)', description: 'Pay with crypto', supports: ['products']} : fallback}};
+        }""")
+        script = requests.get(f"{site.url}/wp-content/plugins/tender-for-woocommerce/assets/js/blocks.js", timeout=20)
+        assert script.status_code == 200
+        page.add_script_tag(content=script.text)
+        registered = page.evaluate("""() => window.registered.map(c => ({name: c.name, aria: c.ariaLabel,
+            pay: c.canMakePayment(), features: c.supports.features, label: c.label.children[0]}))""")
+        assert registered == [{"name": "tender", "aria": "Crypto (Tender)", "pay": True, "features": ["products"],
+                               "label": "Crypto (Tender)"}]
+    finally:
+        page.close()
 
 
 def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, site, admin):

@@ -62,9 +62,15 @@ class Tender_Connection {
 			$answer = ( $this->api_for_key )( $key )->connect( $body );
 		} catch ( Tender_Api_Error $error ) {
 			if ( $error->answer_lost() ) {
-				throw new RuntimeException( $error->getMessage() . ' The connection may or may not have been made: press "Connect" again within 15 minutes (the same key is accepted once more).', 0, $error );
+				throw new RuntimeException( $error->getMessage() . ' The connection may or may not have been made: press "Retry connect" within 15 minutes (the same key is accepted once more).', 0, $error );
 			}
 			Tender_Settings::clear_pending_connect();
+			if ( 401 === $error->status && Tender_Settings::is_connected() && hash_equals( Tender_Settings::api_key(), $key ) ) {
+				// The stored key itself is refused (revoked, or spent by a reconnect whose answer was
+				// lost): the connection is gone, and a new bootstrap key is the way back.
+				Tender_Settings::forget_connection();
+				throw new RuntimeException( 'Tender no longer accepts this shop\'s key. Paste a new bootstrap key to connect again.', 0, $error );
+			}
 			throw $error;
 		}
 		Tender_Settings::save_connection( $answer, $now );
@@ -76,12 +82,21 @@ class Tender_Connection {
 	 * Tender's current word on the installation (payout readiness may change after connect).
 	 */
 	public function refresh_status(): array {
-		$status = ( $this->api_for_key )( Tender_Settings::api_key() )->status();
+		try {
+			$status = ( $this->api_for_key )( Tender_Settings::api_key() )->status();
+		} catch ( Tender_Api_Error $error ) {
+			if ( 401 === $error->status ) {
+				Tender_Settings::forget_connection();   // revoked at Tender: nothing here works any more
+				throw new RuntimeException( 'Tender no longer accepts this shop\'s key. Paste a new bootstrap key to connect again.', 0, $error );
+			}
+			throw $error;
+		}
 		Tender_Settings::update_connection(
 			array(
 				'status'            => $status['status'] ?? null,
 				'payout_configured' => (bool) ( $status['payout_configured'] ?? false ),
 				'store_name'        => $status['store_name'] ?? ( Tender_Settings::connection()['store_name'] ?? null ),
+				'checked_at'        => ( $this->clock )(),
 			)
 		);
 		return $status;

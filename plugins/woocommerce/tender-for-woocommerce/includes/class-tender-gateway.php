@@ -106,8 +106,19 @@ class Tender_Gateway extends WC_Payment_Gateway {
 		return $saved;
 	}
 
+	/** How old Tender's word on the connection may be when the settings page shows it. */
+	private const STATUS_MAX_AGE_SECONDS = 300;
+
 	/** The settings page: connection and payout status first, then the fields. */
 	public function admin_options() {
+		$connection = Tender_Settings::connection();
+		if ( Tender_Settings::is_connected() && time() - (int) ( $connection['checked_at'] ?? $connection['connected_at'] ?? 0 ) > self::STATUS_MAX_AGE_SECONDS ) {
+			try {
+				( new Tender_Connection() )->refresh_status();
+			} catch ( Throwable $failure ) {
+				self::$messages[] = array( 'error', 'Could not check the connection: ' . $failure->getMessage() );
+			}
+		}
 		echo '<h2>' . esc_html( $this->get_method_title() ) . '</h2>';
 		echo wp_kses_post( wpautop( $this->get_method_description() ) );
 		foreach ( self::$messages as [ $type, $text ] ) {
@@ -123,7 +134,9 @@ class Tender_Gateway extends WC_Payment_Gateway {
 		$connection = Tender_Settings::connection();
 		$pending    = Tender_Settings::pending_connect();
 		echo '<div id="tender-connection" class="tender-connection">';
-		if ( Tender_Settings::is_connected() ) {
+		if ( Tender_Settings::is_connected() && 'DISCONNECTED' === ( $connection['status'] ?? '' ) ) {
+			echo '<p data-tender-status="disconnected"><strong>Disconnected at Tender.</strong> Paste a new bootstrap key and save to connect again.</p>';
+		} elseif ( Tender_Settings::is_connected() ) {
 			printf(
 				'<p data-tender-status="connected"><strong>Connected</strong> to %s (installation %s) since %s. Notifications come to <code>%s</code>.</p>',
 				esc_html( (string) ( $connection['store_name'] ?? '' ) ),

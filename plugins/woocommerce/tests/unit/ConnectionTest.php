@@ -64,7 +64,7 @@ final class ConnectionTest extends TestCase {
 			$this->connection()->connect( 'sk_live_bootstrap', self::SITE );
 			$this->fail( 'a lost answer must surface' );
 		} catch ( RuntimeException $error ) {
-			$this->assertStringContainsString( 'again within 15 minutes', $error->getMessage() );
+			$this->assertStringContainsString( '"Retry connect" within 15 minutes', $error->getMessage() );
 			$this->assertStringNotContainsString( 'sk_live_bootstrap', $error->getMessage() );
 		}
 		$this->assertFalse( Tender_Settings::is_connected() );
@@ -109,6 +109,30 @@ final class ConnectionTest extends TestCase {
 		$this->assertSame( array( 'sk_live_bootstrap', 'sk_live_one' ), $this->keys_used );
 		$this->assertTrue( $summary['credentials_rotated'] );
 		$this->assertSame( array( 'sk_live_two', 'secret2' ), array( Tender_Settings::api_key(), Tender_Settings::webhook_secret() ) );
+	}
+
+	public function test_a_refused_stored_key_ends_the_connection(): void {
+		// A reconnect whose answer was lost spent the stored key; its retry is refused.
+		$this->tender->then( 200, self::answer( 'sk_live_one', 'secret1' ) )->then( 401, array( 'error' => array( 'code' => 'invalid_api_key' ) ) );
+		$this->connection()->connect( 'sk_live_bootstrap', self::SITE );
+		try {
+			$this->connection()->connect( '', self::SITE );
+			$this->fail( 'a refused key must surface' );
+		} catch ( RuntimeException $error ) {
+			$this->assertStringContainsString( 'Paste a new bootstrap key', $error->getMessage() );
+		}
+		$this->assertFalse( Tender_Settings::is_connected() );
+	}
+
+	public function test_a_status_check_refused_ends_the_connection(): void {
+		$this->tender->then( 200, self::answer( 'sk_live_one', 'secret1' ) )->then( 401, array( 'error' => array( 'code' => 'invalid_api_key' ) ) );
+		$this->connection()->connect( 'sk_live_bootstrap', self::SITE );
+		$this->expectExceptionMessage( 'Paste a new bootstrap key' );
+		try {
+			$this->connection()->refresh_status();
+		} finally {
+			$this->assertFalse( Tender_Settings::is_connected() );
+		}
 	}
 
 	public function test_disconnect_forgets_even_when_tender_does_not_answer(): void {
