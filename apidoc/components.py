@@ -3,7 +3,8 @@ from core.errors import REFUSALS
 
 RATE_LIMIT_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 WEBHOOK_HEADERS = ("X-Tender-Event-Id", "X-Tender-Event-Type", "X-Tender-Delivery-Id", "X-Tender-Timestamp",
-                   "X-Tender-Signature", "X-Tender-Integration-Id", "User-Agent")
+                   "X-Tender-Signature", "X-Tender-Integration-Id", "User-Agent", "webhook-id", "webhook-timestamp",
+                   "webhook-signature")
 METADATA_TEXT = ("Flat object of at most 50 keys (40 characters each); values are strings (500 characters at "
                  "most), numbers, booleans or null. Keys that look like secrets are dropped.")
 
@@ -22,7 +23,8 @@ client IP on the public routes (checkout also per `plpub_` token). Limited route
 
 **Webhooks**: see `x-webhooks` (one entry per event type). Every delivery is a POST of the Event
 object, signed: `X-Tender-Signature: v1=<hex HMAC-SHA256(secret, "{X-Tender-Timestamp}.{raw body}")>`
-(two comma-separated `v1=` values for 24 hours after a rotation). Refuse timestamps more than 300 s
+(two comma-separated `v1=` values for 24 hours after a rotation), and also with the Standard Webhooks
+headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Refuse timestamps more than 300 s
 off, dedupe on `X-Tender-Event-Id`, and re-fetch the invoice before acting.
 """
 
@@ -117,6 +119,19 @@ _PARAMETERS = {
                                 "schema": {"type": "string"}},
     "User-Agent": {"in": "header", "name": "User-Agent", "required": True,
                    "schema": {"type": "string", "enum": ["Tender-Webhooks/1.0"]}},
+    # Standard Webhooks (docs/webhooks.md#verifying-the-signature): a maintained library verifies them.
+    "webhook-id": {"in": "header", "name": "webhook-id", "required": True,
+                   "description": "Standard Webhooks: the event's id (`evt_…`), as `X-Tender-Event-Id`.",
+                   "schema": {"type": "string"}},
+    "webhook-timestamp": {"in": "header", "name": "webhook-timestamp", "required": True,
+                          "description": "Standard Webhooks: unix seconds, as `X-Tender-Timestamp`.",
+                          "schema": {"type": "integer"}},
+    "webhook-signature": {"in": "header", "name": "webhook-signature", "required": True,
+                          "description": "Standard Webhooks: `v1,<base64 HMAC-SHA256(key, \"{webhook-id}.{webhook-timestamp}."
+                                         "{raw body}\")>`, the key being the base64-decoded part of the secret after "
+                                         "`whsec_`; two space-separated values after a rotation.",
+                          "schema": {"type": "string",
+                                     "pattern": "^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)?$"}},
 }
 
 

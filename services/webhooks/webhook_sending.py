@@ -20,7 +20,7 @@ import urllib3.exceptions
 
 from core import clock, deadlines
 from models.webhooks import MAX_EXCERPT_BYTES
-from services.webhooks.webhook_signing import signature_header
+from services.webhooks.webhook_signing import signature_header, standard_signature_header
 from services.webhooks.webhook_urls import AddressRefused, delivery_session
 
 log = logging.getLogger("tender.webhooks")
@@ -71,6 +71,10 @@ def headers_for(work: Work, timestamp: int) -> dict:
         "X-Tender-Delivery-Id": work.public_id,
         "X-Tender-Timestamp": str(timestamp),
         "X-Tender-Signature": signature_header(work.secrets, timestamp, work.body),
+        # Standard Webhooks (webhook_signing.py): the event id, so a receiver dedupes on it.
+        "webhook-id": work.event_public_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": standard_signature_header(work.secrets, work.event_public_id, timestamp, work.body),
     }
     if work.integration_public_id:
         headers["X-Tender-Integration-Id"] = work.integration_public_id
