@@ -19,7 +19,8 @@ HEADER = "Idempotency-Key"
 
 def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
     """`scope(**view_kwargs)` -> (store, scope text) for routes without an API key (the buyer's);
-    merchant routes keep a key per store. `secret_field`/`reissue(store, body, digest, now=)`: a
+    merchant routes keep a key per API key, so a response is replayed only to the key that was
+    given it, never to another key of the store (which may not be allowed to make that request). `secret_field`/`reissue(store, body, digest, now=)`: a
     field shown once, never stored, re-issued on a replay."""
     def decorator(view):
         @wraps(view)
@@ -28,7 +29,7 @@ def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
             if key is None:
                 return view(*args, **kwargs)
             key = idempotency.check_key(key)
-            store, key_scope = scope(**kwargs) if scope else (g.store, "")
+            store, key_scope = scope(**kwargs) if scope else (g.store, api_key_scope(g.api_key))
             request_fingerprint = idempotency.fingerprint(f"{request.method} {request.path}", json_body())
             now = utcnow()
             first = {}
@@ -49,6 +50,11 @@ def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
         wrapper.idempotent = True           # read by apidoc/: the route documents the header
         return wrapper
     return decorator
+
+
+def api_key_scope(api_key) -> str:
+    """The scope a merchant route keeps its keys in: the API key's own."""
+    return f"key {api_key.id}"
 
 
 def per_buyer(label: str, find):

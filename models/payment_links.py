@@ -44,7 +44,7 @@ class IdempotencyKey(BaseModel):
 
     id = pw.UUIDField(primary_key=True)
     store = pw.ForeignKeyField(Store, backref="idempotency_keys", on_delete="CASCADE")
-    scope = pw.CharField(max_length=128, default="")         # "" per store; buyer routes: their object and client
+    scope = pw.CharField(max_length=128, default="")         # "key <id>" per API key; buyer routes: object and client
     key = pw.CharField(max_length=255)
     fingerprint = pw.CharField(max_length=64)                 # SHA-256 of the route and canonical body
     status = pw.CharField(max_length=16)                      # in_progress | complete

@@ -118,3 +118,24 @@ def test_a_malformed_key_is_refused(client, store, key):
     response = post(client, f"/v1/public/payment-links/{link.plpub_id}/checkout", key)
     assert (response.status_code, response.json["error"]["param"]) == (400, "Idempotency-Key")
     assert invoice_count() == 0
+
+
+def test_a_replay_goes_only_to_the_key_that_was_answered(client, store, auth):
+    """Kept per API key: another key of the store with the same Idempotency-Key makes its own
+    request, judged by its own rights; it is never handed the first key's response."""
+    integration = {"Authorization": f"Bearer {factories.make_key(store, kind='integration')}"}
+    body = {"amount": "25.00", "currency": "USD"}
+    first = post(client, "/v1/invoices", "shared-key-1", body, headers=auth)
+    assert first.status_code == 201
+    assert post(client, "/v1/invoices", "shared-key-1", body, headers=auth).headers["Idempotent-Replayed"] == "true"
+    # The integration key may not create an invoice without external_order_id: it is told so.
+    refused = post(client, "/v1/invoices", "shared-key-1", body, headers=integration)
+    assert refused.status_code == 400 and "Idempotent-Replayed" not in refused.headers
+    assert refused.json["code"] == "validation_error" and "external_order_id" in refused.json["error"]
+    # A second standard key gets a request of its own, not the first key's invoice.
+    second = {"Authorization": f"Bearer {factories.make_key(store)}"}
+    own = post(client, "/v1/invoices", "shared-key-1", body, headers=second)
+    assert own.status_code == 201 and "Idempotent-Replayed" not in own.headers
+    assert own.json["id"] != first.json["id"]
+    assert post(client, "/v1/invoices", "shared-key-1", body, headers=second).json["id"] == own.json["id"]
+    assert invoice_count() == 2

@@ -4,11 +4,13 @@ import json
 
 import pytest
 
+from blueprints.idempotency import api_key_scope
 from core import ids
 from core.clock import utcnow
 from infra import idempotency
 from models.base import db
 from models.payment_links import IdempotencyKey, PaymentLink
+from models.stores import ApiKey
 
 BODY = {"title": "T-shirt", "amount_mode": "fixed_amount", "amount": "25.00"}
 
@@ -66,7 +68,9 @@ def test_without_a_key_every_create_makes_a_link(client, auth):
 def _insert_key(store, key, *, status, locked_at, expires_at=None, body=BODY):
     now = utcnow()
     with db.connection_context():
-        IdempotencyKey.create(id=ids.new_uuid(), store=store.id, key=key,
+        api_key = ApiKey.get_or_none(ApiKey.store == store.id)          # the store's one key: `auth`'s
+        scope = api_key_scope(api_key) if api_key else ""
+        IdempotencyKey.create(id=ids.new_uuid(), store=store.id, key=key, scope=scope,
                               fingerprint=idempotency.fingerprint("POST /v1/payment-links", body), status=status,
                               locked_at=locked_at, response_status=201 if status == "complete" else None,
                               response_body='{"id":"plink_old"}' if status == "complete" else None,
