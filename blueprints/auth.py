@@ -35,7 +35,7 @@ def requires_scope(*scopes, first=None, connect_retry=False):
             if first is not None:
                 first(key)
             if not api_keys.granted_scopes(key) & set(scopes):
-                raise Forbidden("INSUFFICIENT_SCOPE", f"This API key lacks the scope {scopes[0]}.",
+                raise Forbidden("INSUFFICIENT_SCOPE", api_keys.refused_scope_message(key, scopes[0]),
                                   details={"required_scopes": list(scopes)})
             return view(*args, **kwargs)
         wrapper.required_scopes = scopes        # read by apidoc/: the route's security and 401/403

@@ -33,13 +33,14 @@ def bearer(raw):
 
 
 def test_stores_create_json_shape_and_a_working_standard_key(runner, client):
-    out = invoke_json(runner, "stores", "create", "--name", "Corner shop", "--payout-wallet", "corner.near",
+    wallet = "0x" + "c0" * 20                   # paid out in USDC on Base: an address on Base
+    out = invoke_json(runner, "stores", "create", "--name", "Corner shop", "--payout-wallet", wallet,
                       "--output-asset", "usdc.base")
     assert set(out) == {"store_id", "store_name", "api_key"}
     assert out["store_name"] == "Corner shop"
     assert KEY.match(out["api_key"])
     store = Store.get_by_id(out["store_id"])
-    assert (store.name, store.payout_wallet, store.output_asset) == ("Corner shop", "corner.near", "usdc.base")
+    assert (store.name, store.payout_wallet, store.output_asset) == ("Corner shop", wallet, "usdc.base")
     key = ApiKey.get(ApiKey.store == store.id)
     assert key.kind == "standard" and key.scope_set == set(MERCHANT_SCOPES)
     created = client.post("/v1/invoices", headers=bearer(out["api_key"]), json={"amount": "5.00"})
@@ -141,6 +142,52 @@ def test_stores_set_payout_refuses_a_bad_store_or_wallet(runner, store, store_id
     result = invoke(runner, "stores", "set-payout", "--store", store_id or str(store.id), "--wallet", wallet)
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert Store.get_by_id(store.id).payout_wallet == "merchant.near"
+
+
+MALFORMED_NEAR_WALLETS = ["a b.near", "javascript:alert(1)", "Shop.near", "shop..near", "-shop.near", "a",
+                          "x" * 65, "shop.near\u200b"]
+
+
+@pytest.mark.parametrize("wallet", MALFORMED_NEAR_WALLETS)
+def test_a_malformed_payout_wallet_is_refused_and_never_stored(runner, store, wallet):
+    """Paid out in usdc.near, so the wallet must be a NEAR account id: wherever it is set."""
+    result = invoke(runner, "stores", "set-payout", "--store", str(store.id), "--wallet", wallet)
+    assert result.exit_code != 0 and "NEAR account id" in result.output and "Traceback" not in result.output
+    assert Store.get_by_id(store.id).payout_wallet == "merchant.near"
+    created = invoke(runner, "stores", "create", "--name", "Wallet shop", "--payout-wallet", wallet, "--json")
+    assert created.exit_code != 0 and "NEAR account id" in created.output
+    assert not Store.select().where(Store.name == "Wallet shop").exists()
+
+
+@pytest.mark.parametrize("output_asset, wallet", [("usdc.near", "my_shop-1.near"), ("usdc.near", "f" * 64),
+                                                  ("usdc.eth", "0x" + "ab" * 20)])
+def test_a_payout_wallet_of_the_payout_networks_shape_is_kept(runner, output_asset, wallet):
+    out = invoke_json(runner, "stores", "create", "--name", "Wallet shop", "--payout-wallet", wallet,
+                      "--output-asset", output_asset)
+    assert Store.get_by_id(out["store_id"]).payout_wallet == wallet
+
+
+def test_a_near_wallet_for_an_evm_payout_asset_is_refused(runner):
+    result = invoke(runner, "stores", "create", "--name", "Wallet shop", "--payout-wallet", "shop.near",
+                    "--output-asset", "usdc.eth", "--json")
+    assert result.exit_code != 0 and "Ethereum" in result.output
+    assert Store.select().count() == 0
+
+
+@pytest.mark.parametrize("kind, scopes", [
+    ("standard", "woocommerce:disconnect"), ("standard", "invoices:read,woocommerce:connect"),
+    ("standard", "woocommerce:status"), ("bootstrap", "woocommerce:disconnect"), ("bootstrap", "invoices:read"),
+])
+def test_keys_create_refuses_platform_scopes_outside_their_kinds(runner, store, kind, scopes):
+    result = invoke(runner, "keys", "create", "--store", str(store.id), "--kind", kind, "--scopes", scopes, "--json")
+    assert result.exit_code != 0 and f"a {kind} key cannot hold" in result.output
+    assert ApiKey.select().count() == 0
+
+
+def test_keys_create_integration_may_hold_platform_scopes(runner, store):
+    out = invoke_json(runner, "keys", "create", "--store", str(store.id), "--kind", "integration",
+                      "--scopes", "invoices:create,woocommerce:disconnect")
+    assert out["scopes"] == ["invoices:create", "woocommerce:disconnect"]
 
 
 def test_demo_creates_a_store_once_and_prints_its_key_once(runner, client):

@@ -23,7 +23,8 @@ MERCHANT_SCOPES = (
     "invoices:write", "invoices:read", "invoices:create", "transactions:read",
     "payment_links:write", "payment_links:read", "webhooks:read", "webhooks:write", "events:read",
 )
-KNOWN_SCOPES = frozenset(MERCHANT_SCOPES).union(*(platform_scopes(p) for p in PLATFORMS))
+PLATFORM_SCOPES = frozenset().union(*(platform_scopes(p) for p in PLATFORMS))
+KNOWN_SCOPES = frozenset(MERCHANT_SCOPES) | PLATFORM_SCOPES
 
 
 def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
@@ -32,6 +33,16 @@ def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
     if kind == "bootstrap":
         return (f"{platform}:connect", f"{platform}:status")
     return ("invoices:create", "invoices:read", "transactions:read") + platform_scopes(platform)
+
+
+# What each kind of key may ever hold. Platform scopes belong to the keys a storefront is given:
+# a bootstrap key holds only its fixed connect/status pair, and disconnect only dedicated
+# integration keys; a standard key holds none of them (docs/security.md).
+KIND_SCOPES = {
+    "standard": frozenset(MERCHANT_SCOPES),
+    "bootstrap": frozenset().union(*(default_scopes("bootstrap", p) for p in PLATFORMS)),
+    "integration": KNOWN_SCOPES,
+}
 
 
 def digest(raw_key: str) -> str:
@@ -51,6 +62,10 @@ def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tupl
     unknown = sorted(set(scopes) - KNOWN_SCOPES)
     if unknown:
         raise BadRequest("validation_error", f"scopes: unknown scope {unknown[0]!r}", param="scopes")
+    misplaced = sorted(set(scopes) - KIND_SCOPES[kind])
+    if misplaced:
+        raise BadRequest("validation_error", f"scopes: a {kind} key cannot hold {misplaced[0]!r}; "
+                         f"{_who_holds(misplaced[0])}", param="scopes")
     raw = KEY_PREFIX + secrets.token_hex(20)
     key = ApiKey.create(
         id=new_public_id("key_"),
@@ -102,8 +117,25 @@ def in_connect_retry_window(key: ApiKey, *, now: dt.datetime) -> bool:
 
 
 def granted_scopes(key: ApiKey) -> frozenset:
-    """A stored scope we no longer know (e.g. the retired payments:read) grants nothing."""
-    return key.scope_set & KNOWN_SCOPES
+    """A stored scope we no longer know (e.g. the retired payments:read) grants nothing, nor does
+    one the key's kind may not hold (a standard key issued with woocommerce:disconnect before the
+    CLI refused it)."""
+    return key.scope_set & KIND_SCOPES.get(key.kind, frozenset())
+
+
+def refused_scope_message(key: ApiKey, scope: str) -> str:
+    """The 403's words: a key that holds the scope in name only is told why it does not count."""
+    if scope in key.scope_set and scope in KNOWN_SCOPES:
+        return f"A {key.kind} API key cannot use the scope {scope}: {_who_holds(scope)}"
+    return f"This API key lacks the scope {scope}."
+
+
+def _who_holds(scope: str) -> str:
+    if scope in KIND_SCOPES["bootstrap"]:
+        return "it belongs to bootstrap keys and the dedicated integration keys connect issues."
+    if scope in PLATFORM_SCOPES:
+        return "it belongs to the dedicated integration keys connect issues."
+    return "it belongs to standard and integration keys."
 
 
 def _cached_key(wanted: str) -> ApiKey | None:

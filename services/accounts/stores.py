@@ -6,6 +6,7 @@ import secrets
 
 from core import ids
 from core.display_text import spoofing_problem
+from core.networks import payout_wallet_problem
 from core.errors import BadRequest, NotFound
 from models.stores import Store
 from services.accounts import api_keys
@@ -19,6 +20,8 @@ def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = Non
     problem = spoofing_problem(name)
     if problem:
         raise BadRequest("validation_error", f"name: {problem}", param="name")
+    if payout_wallet:
+        payout_wallet = _checked_wallet(payout_wallet, output_asset)
     return Store.create(
         id=ids.new_uuid(), name=name, payout_wallet=payout_wallet or None, output_asset=output_asset,
         callback_secret=secrets.token_hex(32), created_at=now, updated_at=now,
@@ -33,10 +36,20 @@ def get_store(store_id) -> Store:
     return store
 
 
-def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
+def _checked_wallet(wallet: str, output_asset: str) -> str:
+    """Every place a payout wallet is set goes through here: refused, never stored, when it cannot
+    receive the store's output asset."""
     wallet = (wallet or "").strip()
     if not 1 <= len(wallet) <= 256:
         raise BadRequest("validation_error", "wallet: must be 1 to 256 characters", param="wallet")
+    problem = payout_wallet_problem(output_asset, wallet)
+    if problem:
+        raise BadRequest("validation_error", f"wallet: {problem}", param="wallet")
+    return wallet
+
+
+def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:
+    wallet = _checked_wallet(wallet, store.output_asset)
     Store.update(payout_wallet=wallet, updated_at=now).where(Store.id == store.id).execute()
     api_keys.forget_cached_keys()          # keys carry their store: this process sees the wallet at once
     return Store.get_by_id(store.id)

@@ -20,6 +20,7 @@ import os
 import peewee as pw
 
 from core import ids
+from core.networks import network_of
 from infra import metrics
 from models.base import db
 from models.invoices import Invoice
@@ -28,7 +29,7 @@ from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus, ProviderUnavailable
 from services.engine import invoice_states
-from services.engine.quotes import deposit_status, network_of
+from services.engine.quotes import deposit_status
 
 log = logging.getLogger("tender.payments")
 _CENT = Decimal("0.01")

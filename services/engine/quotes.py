@@ -16,14 +16,6 @@ from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, 
 from services.engine import invoice_states
 
 log = logging.getLogger("tender.quotes")
-NATIVE_NETWORKS = {"xlm": "stellar", "trx": "tron", "bnb": "bsc", "ada": "cardano"}
-
-
-def network_of(asset_code: str) -> str:
-    """`usdc.eth` -> `eth`; a native coin's code names its own chain (`btc`), with a few exceptions."""
-    if "." in asset_code:
-        return asset_code.split(".", 1)[1]
-    return NATIVE_NETWORKS.get(asset_code, asset_code)
 
 
 def checkout_unavailable() -> Unavailable:

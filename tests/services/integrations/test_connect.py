@@ -140,7 +140,7 @@ def test_disconnect_revokes_the_key_and_removes_the_endpoint(client, store, boot
 
 
 def test_disconnect_when_not_connected_is_404(client, store):
-    key = bearer(factories.make_key(store, scopes=["woocommerce:disconnect"]))
+    key = bearer(factories.make_key(store, kind="integration"))
     assert_legacy_error(client.post(route("disconnect"), headers=key), 404, "integration_not_found")
 
 
@@ -262,3 +262,20 @@ def test_the_installation_endpoint_changes_only_through_the_plugin(client, auth,
         row = WebhookEndpoint.get()
         assert row.url == HOOK and row.secret == body["webhook_secret"]
     assert client.get(endpoint, headers=auth).status_code == 200
+
+
+def test_only_a_dedicated_integration_key_disconnects(client, store, bootstrap_auth):
+    """A standard key that holds woocommerce:disconnect (issued before the CLI refused it) is
+    refused: the scope counts only on the key kind it belongs to."""
+    body = connect(client, bootstrap_auth)
+    raw = factories.make_key(store)
+    with db.connection_context():
+        standard = ApiKey.get(ApiKey.kind == "standard")
+        ApiKey.update(scopes=standard.scopes + " woocommerce:disconnect woocommerce:status").where(
+            ApiKey.id == standard.id).execute()
+    refused = client.post(route("disconnect"), headers=bearer(raw))
+    assert_legacy_error(refused, 403, "INSUFFICIENT_SCOPE")
+    assert "dedicated integration keys" in refused.get_json()["error"]
+    assert client.get(route("status"), headers=bearer(raw)).status_code == 403
+    assert client.get(route("status"), headers=bearer(body["api_key"])).get_json()["status"] == "ACTIVE"
+    assert client.post(route("disconnect"), headers=bearer(body["api_key"])).get_json() == {"disconnected": True}
