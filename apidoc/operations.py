@@ -270,9 +270,10 @@ def _integration_operations(platform: str) -> dict:
             errors={409: "`INTEGRATION_SITE_CONFLICT`: the store's active installation is another site."},
             description="With a bootstrap key (first connect) or the dedicated key (reconnect: new key and "
                         "secret, the old key revoked at once). The response carries the key and secret once. "
-                        "Safe to retry: the same bootstrap key with the same `site_url` within 15 minutes of "
-                        "its first use reconnects (`credentials_rotated: true`, the unseen credentials revoked "
-                        "at once); any other reuse of a spent bootstrap key is 401 `invalid_api_key`."),
+                        "Safe to retry: the same bootstrap key with the same `site_url` and `webhook_url` within "
+                        "15 minutes of its first use reconnects (`credentials_rotated: true`, the unseen "
+                        "credentials revoked at once), until those credentials are first used or the store "
+                        "disconnects; any other reuse of a spent bootstrap key is 401 `invalid_api_key`."),
         ("POST", f"{base}/disconnect"): Op(
             "Disconnect the store's installation", "Integrations",
             {"type": "object", "required": ["disconnected"], "properties": {"disconnected": {"type": "boolean"}}},

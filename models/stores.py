@@ -27,6 +27,8 @@ class ApiKey(BaseModel):
     revoked_at = pw.DateTimeField(null=True)
     consumed_at = pw.DateTimeField(null=True)                   # bootstrap keys: first connect
     consumed_for = pw.TextField(null=True)                      # bootstrap keys: the site that connect was for
+    first_used_at = pw.DateTimeField(null=True)                 # integration keys: first request authenticated
+    issued_by = pw.CharField(max_length=40, null=True)          # integration keys: the bootstrap key whose connect issued it
 
     @property
     def scope_set(self) -> frozenset:

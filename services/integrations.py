@@ -74,14 +74,16 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
     secret = new_webhook_secret()
     with write_transaction():
         store = lock_row(Store, store.id)          # one connect of a store at a time
-        retried = key.kind == "bootstrap" and not _consume(key, site_url, now=now)
         active = _active(store.id, platform)
+        retried = key.kind == "bootstrap" and not _consume(key, site_url, now=now)
+        if retried:
+            _retire_unseen_credentials(key, active, site_url, webhook_url, now=now)
         if active is not None and active.site_url != site_url:
             raise Conflict("INTEGRATION_SITE_CONFLICT",
                            f"This store is connected to another site ({active.site_url}); disconnect it first.",
                               details={"site_url": active.site_url,
                            "integration_public_id": active.public_id})
-        key_row, raw_key = api_keys.issue_key(store, kind="integration", now=now,
+        key_row, raw_key = api_keys.issue_key(store, kind="integration", now=now, issued_by=key,
                                               scopes=api_keys.default_scopes("integration", platform))
         existing = active or Integration.get_or_none(
             (Integration.store == store.id) & (Integration.platform == platform) & (Integration.site_url == site_url))
@@ -91,6 +93,10 @@ def connect(store: Store, key: ApiKey, platform: str, data: dict, *, now: dt.dat
             integration = _reconnect(existing, webhook_url, secret, key_row, versions, now=now,
                                      keep_previous_secret=not retried)
     return Connection(integration, store, raw_key, secret, credentials_rotated=existing is not None)
+
+
+def _spent_key() -> Unauthorized:
+    return Unauthorized("invalid_api_key", "The API key is unknown, revoked or expired.")
 
 
 def _consume(key: ApiKey, site_url: str, *, now: dt.datetime) -> bool:
@@ -103,8 +109,21 @@ def _consume(key: ApiKey, site_url: str, *, now: dt.datetime) -> bool:
         return True
     spent = ApiKey.get_by_id(key.id)
     if spent.consumed_for != site_url or not api_keys.in_connect_retry_window(spent, now=now):
-        raise Unauthorized("invalid_api_key", "The API key is unknown, revoked or expired.")
+        raise _spent_key()
     return False
+
+
+def _retire_unseen_credentials(bootstrap: ApiKey, active: Integration | None, site_url: str, webhook_url: str, *,
+                               now: dt.datetime) -> None:
+    """A retry repeats its connect only while nobody has acted on that connect's answer: the
+    installation is still active with the same site and webhook, and its key is the one this
+    bootstrap key's connect issued and has never been used. Its unseen key is revoked here, in
+    the same compare-and-set that the key's first use races against. Anything else: 401."""
+    current = (ApiKey.get_or_none(ApiKey.id == active.api_key_id)
+               if active is not None and active.api_key_id is not None else None)
+    if (current is None or active.site_url != site_url or active.webhook_url != webhook_url
+            or current.issued_by != bootstrap.id or not api_keys.revoke_unused(current.id, now=now)):
+        raise _spent_key()
 
 
 def _create(store, platform, site_url, webhook_url, secret, key_row, versions, *, now) -> Integration:

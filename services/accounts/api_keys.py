@@ -16,7 +16,8 @@ KEY_PREFIX = "sk_live_"
 KINDS = ("standard", "bootstrap", "integration")
 BOOTSTRAP_LIFETIME = dt.timedelta(hours=24)
 # A connect whose response was lost may be retried with its spent bootstrap key for this long
-# (docs/retries.md): the same site reconnects, any other use stays refused.
+# (docs/retries.md), and only while the credentials it issued are unused: the same site and
+# webhook reconnect, any other use stays refused.
 CONNECT_RETRY_WINDOW = dt.timedelta(minutes=15)
 
 MERCHANT_SCOPES = (
@@ -54,8 +55,10 @@ def mask(raw_key: str) -> str:
     return f"{KEY_PREFIX}…{raw_key[-4:]}"
 
 
-def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tuple[ApiKey, str]:
-    """Create a key and return it with the raw secret, which is never stored or shown again."""
+def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None,
+              issued_by: ApiKey | None = None) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw secret, which is never stored or shown again.
+    `issued_by`: the bootstrap key whose connect issues this integration key."""
     if kind not in KINDS:
         raise BadRequest("validation_error", f"kind: must be one of {', '.join(KINDS)}", param="kind")
     scopes = tuple(scopes) if scopes else default_scopes(kind)
@@ -76,6 +79,7 @@ def issue_key(store: Store, *, kind: str, now: dt.datetime, scopes=None) -> tupl
         scopes=" ".join(scopes),
         created_at=now,
         expires_at=now + BOOTSTRAP_LIFETIME if kind == "bootstrap" else None,
+        issued_by=issued_by.id if issued_by is not None and issued_by.kind == "bootstrap" else None,
     )
     return key, raw
 
@@ -109,7 +113,34 @@ def authenticate(raw_key: str, *, now: dt.datetime, connect_retry: bool = False)
         return key if connect_retry and in_connect_retry_window(key, now=now) else None
     if key.expires_at is not None and key.expires_at <= now:
         return None
+    if key.kind == "integration" and key.first_used_at is None and not _mark_first_use(key, now=now):
+        return None
     return key
+
+
+def _mark_first_use(key: ApiKey, *, now: dt.datetime) -> bool:
+    """Record an integration key's first request (once per key: later ones see it set). It ends
+    the lost-response retry of the connect that issued it, so the two are decided by one row: a
+    retry revokes the key only while this is unset, and this is set only while it is not revoked.
+    False when a retry revoked it first."""
+    marked = ApiKey.update(first_used_at=now).where(
+        (ApiKey.id == key.id) & ApiKey.first_used_at.is_null() & ApiKey.revoked_at.is_null()).execute()
+    if not marked:
+        current = ApiKey.get_or_none(ApiKey.id == key.id)
+        if current is None or current.revoked_at is not None:
+            forget_cached_keys()
+            return False
+        now = current.first_used_at
+    key.first_used_at = now
+    _remember_key(key)
+    return True
+
+
+def revoke_unused(key_id: str, *, now: dt.datetime) -> bool:
+    """Revoke an integration key that has never been used; False if it has been (or is revoked)."""
+    forget_cached_keys()
+    return ApiKey.update(revoked_at=now).where(
+        (ApiKey.id == key_id) & ApiKey.first_used_at.is_null() & ApiKey.revoked_at.is_null()).execute() > 0
 
 
 def in_connect_retry_window(key: ApiKey, *, now: dt.datetime) -> bool:
