@@ -10,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test fuzz stack woocommerce-zip woocommerce-phpunit
+.PHONY: install run test test-pgbouncer fuzz stack woocommerce-zip woocommerce-phpunit
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
@@ -30,6 +30,12 @@ test: $(STAMP)
 	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NODE_STAMP); \
 	else echo "make test: no npm here: the tests that need axe-core, the OpenAPI linter or the generated client are skipped"; fi
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# A stated part of the suite (PGBOUNCER_TESTS: every test of the domain rooms, models, infra and jobs)
+# through PgBouncer in transaction mode, on TEST_DATABASE_URL/TEST_REDIS_URL: scripts/pgbouncer_tests.
+PGBOUNCER_TESTS ?= tests/services tests/models tests/infra tests/jobs
+test-pgbouncer: $(STAMP)
+	PYTEST_ARGS="$(or $(PYTEST_ARGS),$(PGBOUNCER_TESTS))" scripts/pgbouncer_tests
 
 # The contract checked from outside: schemathesis against gunicorn on an ephemeral local port
 # (embedded default, or PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL). scripts/fuzz.py.

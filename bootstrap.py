@@ -59,7 +59,7 @@ def init_runtime(settings: Settings) -> None:
     configure_logging(settings.log_level)
     init_db(make_database(settings.database_url, max_connections=settings.db_max_connections,
                           stale_timeout=settings.db_stale_timeout_seconds))
-    queues.connect(settings.redis_url)
+    queues.connect(settings.redis)
     urls.configure(settings.checkout_base_url)
     events.configure(livemode=settings.swap_provider != "sandbox")
 

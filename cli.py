@@ -6,12 +6,13 @@ import os
 import sys
 
 import click
+from flask import current_app
 from flask.cli import AppGroup
 from playhouse.migrations import Runner
 
 from core.clock import utcnow
 from core.errors import DomainError
-from models.base import db
+from models.base import db, make_database
 from models.stores import Store
 from services.accounts import api_keys, stores
 
@@ -43,14 +44,21 @@ def _domain_errors(fn):
     return wrapper
 
 
-def migrate() -> list[str]:
-    with db.connection_context():
-        return Runner(db.obj, directory=MIGRATIONS_DIR).up()
+def migrate(direct_url: str | None = None) -> list[str]:
+    """Apply pending migrations, over the app's database or, given `direct_url`, over a connection
+    of its own to PostgreSQL itself (DATABASE_DIRECT_URL: not through PgBouncer, docs/operations.md)."""
+    database = make_database(direct_url, max_connections=1) if direct_url else db.obj
+    try:
+        with database.connection_context():
+            return Runner(database, directory=MIGRATIONS_DIR).up()
+    finally:
+        if direct_url:
+            database.close_all()
 
 
-@db_cli.command("upgrade", help="Apply pending schema migrations.")
+@db_cli.command("upgrade", help="Apply pending schema migrations (over DATABASE_DIRECT_URL when set).")
 def db_upgrade():
-    applied = migrate()
+    applied = migrate(current_app.extensions["tender.settings"].database_direct_url)
     click.echo("applied: " + ", ".join(applied) if applied else "schema is up to date")
 
 

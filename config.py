@@ -14,6 +14,17 @@ class ConfigError(Exception):
     """A configuration variable is missing or malformed; str(error) names it."""
 
 
+@dataclass(frozen=True)
+class RedisSentinel:
+    """Redis behind Sentinel (docs/operations.md#more-than-one-machine): the Sentinels to ask, the name
+    they monitor, and the database number and passwords of the Redis they point at."""
+    sentinels: tuple[tuple[str, int], ...]
+    master: str
+    db: int = 0
+    password: str | None = None             # the Redis servers' (requirepass)
+    sentinel_password: str | None = None    # the Sentinels' own, when they have one
+
+
 DEFAULT_DATABASE_URL = "sqlite:///instance/tender.db"
 DEFAULT_PUBLIC_BASE_URL = "http://localhost:8000"
 SWAP_PROVIDERS = ("sandbox", "oneclick")
@@ -26,7 +37,9 @@ _FALSE = ("0", "false", "no", "off", "")
 @dataclass(frozen=True)
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
-    redis_url: str | None = None                # None: embedded in-process fakeredis
+    database_direct_url: str | None = None      # `flask db upgrade` connects here when the app goes through PgBouncer
+    redis_url: str | None = None                # None (and no redis_sentinel): embedded in-process fakeredis
+    redis_sentinel: RedisSentinel | None = None
     swap_provider: str = "sandbox"
     oneclick_base_url: str = "https://1click.chaindefuser.com"
     oneclick_jwt: str | None = None
@@ -74,8 +87,13 @@ class Settings:
     embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
 
     @property
+    def redis(self) -> str | RedisSentinel | None:
+        """Where Redis is: a URL, the Sentinels that know, or None for the embedded fakeredis."""
+        return self.redis_url or self.redis_sentinel
+
+    @property
     def embedded_redis(self) -> bool:
-        return self.redis_url is None
+        return self.redis is None
 
     @property
     def is_sqlite(self) -> bool:
@@ -88,7 +106,8 @@ def load_settings(environ) -> Settings:
     public_base_url = env.url("PUBLIC_BASE_URL", default.public_base_url)
     return Settings(
         database_url=env.database_url("DATABASE_URL", default.database_url),
-        redis_url=env.redis_url("REDIS_URL"),
+        database_direct_url=_database_direct_url(env),
+        **load_redis(environ),
         swap_provider=_swap_provider(env),
         oneclick_base_url=env.url("ONECLICK_BASE_URL", default.oneclick_base_url),
         oneclick_jwt=env.text("ONECLICK_JWT"),
@@ -150,6 +169,49 @@ def _swap_provider(env) -> str:
     if env.text("SWAP_PROVIDER") is None and database_url.startswith(("postgres:", "postgresql:")):
         raise ConfigError("SWAP_PROVIDER: must be set (sandbox or oneclick) when DATABASE_URL is PostgreSQL")
     return env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, Settings.swap_provider)
+
+
+def _database_direct_url(env) -> str | None:
+    if env.text("DATABASE_DIRECT_URL") is None:
+        return None
+    url = env.database_url("DATABASE_DIRECT_URL", None)
+    if url.startswith("sqlite:"):
+        raise ConfigError("DATABASE_DIRECT_URL: must be a PostgreSQL URL (it bypasses PgBouncer)")
+    return url
+
+
+_REDIS_SENTINEL_ONLY = ("REDIS_SENTINEL_MASTER", "REDIS_DB", "REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD")
+
+
+def load_redis(environ) -> dict:
+    """The Redis settings alone, `{"redis_url": …, "redis_sentinel": …}`: for `load_settings` and for
+    the rq processes' settings (infra/rq_connection.py), which read the same variables.
+
+    One way or the other: REDIS_URL for a single server, or REDIS_SENTINELS with
+    REDIS_SENTINEL_MASTER (and REDIS_DB, REDIS_PASSWORD, REDIS_SENTINEL_PASSWORD) for Sentinel;
+    a variable of one way set beside the other way is an error, not silently ignored."""
+    env = _Env(environ)
+    redis_url = env.redis_url("REDIS_URL")
+    sentinels = env.text("REDIS_SENTINELS")
+    if sentinels is None:
+        stray = [name for name in _REDIS_SENTINEL_ONLY if env.text(name) is not None]
+        if stray:
+            raise ConfigError(f"{stray[0]}: only used with REDIS_SENTINELS, which is not set"
+                              + (" (REDIS_URL carries its own database and password)" if redis_url else ""))
+        return {"redis_url": redis_url, "redis_sentinel": None}
+    if redis_url is not None:
+        raise ConfigError("REDIS_SENTINELS: set either REDIS_URL or REDIS_SENTINELS, not both")
+    master = env.text("REDIS_SENTINEL_MASTER")
+    if master is None or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", master):
+        raise ConfigError(f"REDIS_SENTINEL_MASTER: must name the master the Sentinels monitor (letters, digits, . _ -) "
+                          f"when REDIS_SENTINELS is set (got {master!r})")
+    return {"redis_url": None, "redis_sentinel": RedisSentinel(
+        sentinels=env.host_ports("REDIS_SENTINELS", sentinels),
+        master=master,
+        db=env.integer("REDIS_DB", 0, minimum=0, maximum=1023),
+        password=env.text("REDIS_PASSWORD"),
+        sentinel_password=env.text("REDIS_SENTINEL_PASSWORD"),
+    )}
 
 
 def _webhook_settings(env, default: Settings) -> dict:
@@ -218,10 +280,20 @@ class _Env:
         value = self.text(name, default)
         if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
             return value
-        parts = urlsplit(value)
-        if parts.scheme in ("postgres", "postgresql") and parts.hostname and parts.path.strip("/"):
-            return value
-        raise ConfigError(f"{name}: must be postgres://user@host:port/dbname, postgresql://… or sqlite:///path (got {_redact(value)!r})")
+        if value.startswith(("postgres://", "postgresql://")):
+            # libpq's own reading (multi-host lists, ?sslmode=…, ?target_session_attrs=…), as the
+            # connection will read it (models/base.py).
+            from psycopg2.extensions import parse_dsn
+            try:
+                params = parse_dsn(value)
+            except Exception as error:
+                raise ConfigError(f"{name}: not a PostgreSQL URL libpq can read ({_redact(str(error).strip())}) "
+                                  f"(got {_redact(value)!r})") from None
+            ports = params.get("port", "5432").split(",")
+            if params.get("host") and params.get("dbname") and all(port.isdigit() for port in ports):
+                return value
+        raise ConfigError(f"{name}: must be postgresql://user@host:port/dbname (libpq parameters after ?, several "
+                          f"hosts as host1:port1,host2:port2), postgres://… or sqlite:///path (got {_redact(value)!r})")
 
     def redis_url(self, name):
         value = self.text(name)
@@ -230,7 +302,19 @@ class _Env:
         parts = urlsplit(value)
         if parts.scheme in ("redis", "rediss", "unix") and (parts.hostname or parts.path):
             return value
-        raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset for the embedded default (got {_redact(value)!r})")
+        raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset (REDIS_SENTINELS instead, or neither for the embedded default) (got {_redact(value)!r})")
+
+    def host_ports(self, name, raw):
+        """`host:port,host:port` (IPv6 as [addr]:port), each port given: 1 to 16 of them."""
+        pairs = []
+        for part in (part.strip() for part in raw.split(",")):
+            match = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})", part)
+            if match is None or not 1 <= int(match.group(2)) <= 65535:
+                raise ConfigError(f"{name}: must be comma-separated host:port pairs (got {part!r} in {raw!r})")
+            pairs.append((match.group(1).strip("[]"), int(match.group(2))))
+        if not 1 <= len(pairs) <= 16:
+            raise ConfigError(f"{name}: must list 1 to 16 host:port pairs (got {len(pairs)})")
+        return tuple(pairs)
 
     def seconds_list(self, name, default):
         raw = self.text(name)

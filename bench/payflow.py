@@ -68,9 +68,9 @@ class Arrivals:
             return self.times[invoice_id]
 
 
-def procfile(name: str, redis_url: str) -> list[str]:
+def procfile(name: str) -> list[str]:
     line = next(line for line in (stack.ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    return [str(stack.BIN / part) if part in ("rq", "gunicorn") else part.replace("$REDIS_URL", redis_url)
+    return [str(stack.BIN / part) if part in ("rq", "gunicorn", "python") else part
             for part in shlex.split(line.split(":", 1)[1])]
 
 
@@ -143,9 +143,9 @@ def main() -> None:
     latencies, baseline, reads = [], [], {}
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
-        processes.start("worker", procfile("worker", redis_url), environment)
-        processes.start("webhooks", procfile("webhooks", redis_url), environment)
-        processes.start("scheduler", procfile("scheduler", redis_url), environment)
+        processes.start("worker", procfile("worker"), environment)
+        processes.start("webhooks", procfile("webhooks"), environment)
+        processes.start("scheduler", procfile("scheduler"), environment)
         api = requests.Session()
         api.trust_env = False
         api.headers["Authorization"] = f"Bearer {api_key}"

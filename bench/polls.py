@@ -114,7 +114,7 @@ def main() -> None:
     forking = _empty_loop(Worker, connection, max(args.empty_jobs // 3, 50))
     polled, polls_per_second = _polling(connection)
     backend = "postgresql" if "postgres" in settings.database_url else "sqlite"
-    redis_kind = "redis" if settings.redis_url else "fakeredis"
+    redis_kind = "fakeredis" if settings.embedded_redis else "redis"
     print(f"backend: {backend} + {redis_kind}; batch {settings.poll_batch_size}, "
           f"concurrency {settings.poll_concurrency}, sandbox latency {settings.sandbox_latency_ms} ms")
     print(f"empty RQ jobs/s, SimpleWorker:       {simple:8.1f}")

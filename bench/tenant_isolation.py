@@ -40,7 +40,7 @@ def run(url: str, redis_url: str, *, trickle: bool, payments: int) -> dict:
         try:
             _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=1, threads=4)
             for name in ("worker", "webhooks", "scheduler"):
-                processes.start(name, procfile(name, redis_url), environment)
+                processes.start(name, procfile(name), environment)
             a, b = _session(key_a), _session(key_b)
             a.post(f"{base}/v1/webhook-endpoints", json={"url": hostile.url("/a"), "events": ["*"]}).raise_for_status()
             b.post(f"{base}/v1/webhook-endpoints", json={"url": other.url("/b"), "events": ["*"]}).raise_for_status()

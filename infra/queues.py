@@ -1,4 +1,5 @@
-"""The Redis connection and RQ queues (docs/operations.md). With no REDIS_URL, an in-process fakeredis."""
+"""The Redis connection and RQ queues (docs/operations.md). With neither REDIS_URL nor REDIS_SENTINELS,
+an in-process fakeredis."""
 from __future__ import annotations
 
 import redis as redis_lib
@@ -9,14 +10,15 @@ QUEUE_NAMES = ("webhooks", "chain", "settlement", "maintenance")
 _state = {"redis": None}
 
 
-def connect(redis_url: str | None) -> redis_lib.Redis:
-    if redis_url is None:
+def connect(target) -> redis_lib.Redis:
+    """`target` is `Settings.redis`: a redis:// URL, a `config.RedisSentinel`, or None (embedded)."""
+    if target is None:
         import fakeredis
 
         # One server per process: the web process's embedded worker threads share it.
         connection = fakeredis.FakeStrictRedis(server=fakeredis.FakeServer())
     else:
-        connection = redis_breaker.client(redis_url)      # short timeouts and a circuit breaker
+        connection = redis_breaker.client(target)      # short timeouts and a circuit breaker
     _state["redis"] = connection
     return connection
 

@@ -16,6 +16,7 @@ import time
 
 import redis as redis_lib
 from redis.connection import Connection
+from redis.sentinel import Sentinel, SentinelManagedConnection
 
 log = logging.getLogger("tender.redis")
 
@@ -48,10 +49,11 @@ class Breaker:
         self._open_until = 0.0
 
 
-class BreakerConnection(Connection):
-    """redis-py's TCP connection, refusing at once while its client's breaker is open and tripping
-    it on a failed or timed-out connect, send or read. `client()` makes a subclass per client,
-    carrying that client's breaker."""
+class BreakerMixin:
+    """Over one of redis-py's connection classes: refuses at once while its client's breaker is open
+    and trips it on a failed or timed-out connect, send or read. `client()` makes a subclass per
+    client, carrying that client's breaker. Under Sentinel, `connect` includes asking the Sentinels
+    where the master is, so a failover in progress also costs one short wait per breaker interval."""
 
     breaker: Breaker
 
@@ -79,16 +81,35 @@ class BreakerConnection(Connection):
             raise
 
 
-def client(redis_url: str) -> redis_lib.Redis:
-    """A Redis client with short timeouts, no retries and a breaker of its own."""
+class BreakerConnection(BreakerMixin, Connection):
+    """A plain TCP connection to the one Redis of REDIS_URL."""
+
+
+class SentinelBreakerConnection(BreakerMixin, SentinelManagedConnection):
+    """A connection to whichever server the Sentinels name master; redis-py's Sentinel connection
+    turns a write refused by a demoted master (READONLY) into a ConnectionError, so it trips too."""
+
+
+def client(target) -> redis_lib.Redis:
+    """A Redis client with short timeouts, no retries and a breaker of its own, for `target`: a
+    redis:// URL or a `config.RedisSentinel`."""
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    connection_class = type("BreakerConnection", (BreakerConnection,), {"breaker": Breaker()})
-    return redis_lib.Redis.from_url(redis_url, connection_class=connection_class,
-                                    socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
-                                    socket_timeout=SOCKET_TIMEOUT_SECONDS, retry=Retry(NoBackoff(), 0),
-                                    health_check_interval=30)
+    options = {"socket_connect_timeout": SOCKET_TIMEOUT_SECONDS, "socket_timeout": SOCKET_TIMEOUT_SECONDS,
+               "retry": Retry(NoBackoff(), 0), "health_check_interval": 30}
+    if isinstance(target, str):
+        connection_class = type("BreakerConnection", (BreakerConnection,), {"breaker": Breaker()})
+        return redis_lib.Redis.from_url(target, connection_class=connection_class, **options)
+    connection_class = type("SentinelBreakerConnection", (SentinelBreakerConnection,), {"breaker": Breaker()})
+    return sentinel_of(target, SOCKET_TIMEOUT_SECONDS).master_for(
+        target.master, connection_class=connection_class, db=target.db, password=target.password, **options)
+
+
+def sentinel_of(target, timeout: float) -> Sentinel:
+    """redis-py's Sentinel for a `config.RedisSentinel`; each Sentinel is asked with `timeout`."""
+    return Sentinel(list(target.sentinels), sentinel_kwargs={
+        "socket_timeout": timeout, "socket_connect_timeout": timeout, "password": target.sentinel_password})
 
 
 def breaker_of(redis_client) -> Breaker | None:

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import unquote, urlsplit
 
 import peewee as pw
 from playhouse.pool import PooledPostgresqlDatabase
@@ -35,21 +34,26 @@ def make_database(url: str, *, max_connections: int = 20, stale_timeout: int = 3
             field_types={"DECIMAL": "TEXT"},
             autoconnect=True,
         )
-    parts = urlsplit(url)
     # A pool per process, filled lazily after the fork; stale connections are replaced on
     # check-out, and a connection that broke mid-request is discarded (blueprints/errors.py).
     return PooledPostgresqlDatabase(
-        parts.path.lstrip("/"),
-        host=parts.hostname,
-        port=parts.port or 5432,
-        user=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password else None,
+        **postgres_parameters(url),
         max_connections=max_connections,
         stale_timeout=stale_timeout,
         timeout=10,
         autoconnect=True,
-        connect_timeout=5,
     )
+
+
+def postgres_parameters(url: str) -> dict:
+    """The URL's libpq parameters, all of them, as psycopg2.connect takes them: libpq itself reads
+    the URL, so a host list (`h1:5432,h2:5432`), `sslmode`, `application_name`, `target_session_attrs`
+    and the rest reach the connection as written. `connect_timeout` is 5 s unless the URL says."""
+    from psycopg2.extensions import parse_dsn
+
+    params = parse_dsn(url)
+    params.setdefault("connect_timeout", "5")
+    return {"database": params.pop("dbname"), **params}
 
 
 def init_db(database: pw.Database) -> pw.Database:

@@ -133,3 +133,84 @@ def test_an_empty_environment_gives_the_defaults_written_on_the_fields():
     """Each default is written once, on its Settings field; loading nothing must give exactly those."""
     from config import Settings
     assert load_settings({}) == Settings()
+
+
+# PostgreSQL URLs are read by libpq itself: every parameter, and lists of hosts.
+
+@pytest.mark.parametrize("url", [
+    "postgresql://tender@db1:5432,db2:5432/tender?target_session_attrs=read-write",
+    "postgresql://tender:p%40ss@db.internal/tender?sslmode=verify-full&application_name=tender-web&connect_timeout=3",
+    "postgresql://tender@[::1]:6432/tender",
+    "postgresql:///tender?host=/var/run/postgresql",
+])
+def test_postgresql_urls_libpq_reads_are_accepted_whole(url):
+    assert load_settings({"DATABASE_URL": url, "SWAP_PROVIDER": "sandbox"}).database_url == url
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:secret@h/db?sslmode", "postgresql://u:secret@h:5432",
+                                 "postgresql://u:secret@h/db?no_such_parameter=1", "postgresql://u:secret@h:port/db"])
+def test_postgresql_urls_libpq_cannot_use_fail_at_start_up_without_showing_the_password(url):
+    with pytest.raises(ConfigError, match=r"^DATABASE_URL: ") as error:
+        load_settings({"DATABASE_URL": url, "SWAP_PROVIDER": "sandbox"})
+    assert "secret" not in str(error.value)
+
+
+def test_the_direct_database_url_is_optional_and_postgresql_only():
+    base = {"DATABASE_URL": "postgresql://tender@127.0.0.1:6432/tender", "SWAP_PROVIDER": "sandbox"}
+    assert load_settings(base).database_direct_url is None
+    direct = "postgresql://tender@127.0.0.1:5432/tender"
+    assert load_settings({**base, "DATABASE_DIRECT_URL": direct}).database_direct_url == direct
+    with pytest.raises(ConfigError, match=r"^DATABASE_DIRECT_URL: must be a PostgreSQL URL"):
+        load_settings({**base, "DATABASE_DIRECT_URL": "sqlite:///x.db"})
+    with pytest.raises(ConfigError, match=r"^DATABASE_DIRECT_URL: "):
+        load_settings({**base, "DATABASE_DIRECT_URL": "postgresql://h"})
+
+
+# Redis: one URL, or Sentinel.
+
+SENTINEL_ENV = {"REDIS_SENTINELS": "10.0.0.1:26379, 10.0.0.2:26379,[fd00::3]:26380", "REDIS_SENTINEL_MASTER": "tender"}
+
+
+def test_sentinel_settings_are_read():
+    from config import RedisSentinel
+
+    settings = load_settings({**SENTINEL_ENV, "REDIS_DB": "2", "REDIS_PASSWORD": "pw", "REDIS_SENTINEL_PASSWORD": "spw"})
+    assert settings.redis_url is None and not settings.embedded_redis
+    assert settings.redis == settings.redis_sentinel == RedisSentinel(
+        sentinels=(("10.0.0.1", 26379), ("10.0.0.2", 26379), ("fd00::3", 26380)), master="tender", db=2,
+        password="pw", sentinel_password="spw")
+    assert load_settings(SENTINEL_ENV).redis_sentinel.db == 0
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"REDIS_SENTINELS": "10.0.0.1:26379"}, r"^REDIS_SENTINEL_MASTER: must name the master"),
+    ({**SENTINEL_ENV, "REDIS_SENTINEL_MASTER": "bad name"}, r"^REDIS_SENTINEL_MASTER: "),
+    ({**SENTINEL_ENV, "REDIS_SENTINELS": "10.0.0.1"}, r"^REDIS_SENTINELS: must be comma-separated host:port"),
+    ({**SENTINEL_ENV, "REDIS_SENTINELS": "10.0.0.1:0"}, r"^REDIS_SENTINELS: "),
+    ({**SENTINEL_ENV, "REDIS_SENTINELS": "10.0.0.1:26379,,10.0.0.2:26379"}, r"^REDIS_SENTINELS: "),
+    ({**SENTINEL_ENV, "REDIS_SENTINELS": "redis://10.0.0.1:26379"}, r"^REDIS_SENTINELS: "),
+    ({**SENTINEL_ENV, "REDIS_DB": "x"}, r"^REDIS_DB: must be a whole number"),
+    ({**SENTINEL_ENV, "REDIS_URL": "redis://127.0.0.1:6379/0"}, r"^REDIS_SENTINELS: set either REDIS_URL or"),
+    ({"REDIS_URL": "redis://127.0.0.1:6379/0", "REDIS_DB": "3"}, r"^REDIS_DB: only used with REDIS_SENTINELS"),
+    ({"REDIS_SENTINEL_MASTER": "tender"}, r"^REDIS_SENTINEL_MASTER: only used with REDIS_SENTINELS"),
+    ({"REDIS_PASSWORD": "pw"}, r"^REDIS_PASSWORD: only used with REDIS_SENTINELS"),
+])
+def test_bad_redis_settings_fail_at_start_up(environ, message):
+    with pytest.raises(ConfigError, match=message):
+        load_settings(environ)
+
+
+def test_every_rq_process_reads_the_same_redis_settings():
+    from infra.rq_connection import dashboard_url, rq_settings
+
+    assert rq_settings({"REDIS_URL": "redis://127.0.0.1:6379/4"}) == {"REDIS_URL": "redis://127.0.0.1:6379/4"}
+    sentinel = rq_settings({**SENTINEL_ENV, "REDIS_DB": "2", "REDIS_PASSWORD": "pw", "REDIS_SENTINEL_PASSWORD": "spw"})
+    assert sentinel["SENTINEL"]["INSTANCES"] == [("10.0.0.1", 26379), ("10.0.0.2", 26379), ("fd00::3", 26380)]
+    assert (sentinel["SENTINEL"]["MASTER_NAME"], sentinel["SENTINEL"]["DB"], sentinel["SENTINEL"]["PASSWORD"]) == \
+        ("tender", 2, "pw")
+    assert sentinel["SENTINEL"]["SENTINEL_KWARGS"]["password"] == "spw"
+    with pytest.raises(ConfigError, match=r"^REDIS_URL: rq processes need a Redis"):
+        rq_settings({})
+    assert dashboard_url({"REDIS_SENTINELS": "10.0.0.1:26379,10.0.0.2:26379", "REDIS_SENTINEL_MASTER": "tender",
+                          "REDIS_DB": "2", "REDIS_PASSWORD": "pw"}) == \
+        "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/tender/2"

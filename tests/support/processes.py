@@ -40,9 +40,9 @@ def observer_redis():
 
 
 def procfile_command(name: str) -> list[str]:
-    """The Procfile's command line for process `name`, as argv."""
+    """The Procfile's command line for process `name`, as argv (the Redis to use is in the environment)."""
     line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    return [part.replace("$REDIS_URL", REDIS_URL) for part in shlex.split(line.split(":", 1)[1])]
+    return shlex.split(line.split(":", 1)[1])
 
 
 def healthy(base_url: str) -> bool:

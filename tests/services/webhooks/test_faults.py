@@ -37,7 +37,7 @@ def test_an_event_committed_while_redis_is_down_is_delivered_once_redis_is_back(
     try:
         invoice = create_invoice(client, auth)        # committed; its nudge is lost
     finally:
-        queues.connect(settings.redis_url)            # Redis is back (the same server on the real stack)
+        queues.connect(settings.redis)            # Redis is back (the same server on the real stack)
     with db.connection_context():
         event = Event.get()
     assert event.dispatched_at is None and event.payload["data"]["object"]["id"] == invoice["id"]
