@@ -5,7 +5,8 @@ seconds of such errors. So this runs it as a child and starts it again after it 
 later, which a lost tick costs nothing (each sweep finds what is due in the database). It gives up,
 passing the failure on to whatever runs it, after MAX_RESTARTS restarts within WINDOW_SECONDS: a
 scheduler that cannot start at all (bad settings, Redis gone for good) should be seen, not hidden.
-SIGTERM and SIGINT go to the child, and this process ends with it.
+SIGTERM and SIGINT go to the child, and this process ends with it; the child ends with this process
+even when it is killed (SIGKILL), so no `rq cron` is left running alone.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def main(command=COMMAND, *, max_restarts=MAX_RESTARTS, window=WINDOW_SECONDS, p
     signal.signal(signal.SIGINT, forward)
     restarts: list[float] = []
     while True:
-        state["child"] = subprocess.Popen(command)
+        state["child"] = subprocess.Popen(command, preexec_fn=_end_with_parent)
         status = state["child"].wait()
         if state["stopping"] or status == 0:
             return status
@@ -48,6 +49,15 @@ def main(command=COMMAND, *, max_restarts=MAX_RESTARTS, window=WINDOW_SECONDS, p
         time.sleep(pause)
         if state["stopping"]:
             return status
+
+
+def _end_with_parent() -> None:
+    """In the child, before exec: Linux sends it SIGTERM when this process dies, however it dies
+    (a SIGKILL of the scheduler must not leave an `rq cron` ticking on its own)."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -115,3 +115,29 @@ def test_the_scheduler_process_starts_rq_cron_again_after_it_fails(tmp_path):
     marker.unlink()
     # One that never starts: given up after max_restarts, its failure passed on.
     assert supervise.main([sys.executable, "-c", "raise SystemExit(3)"], max_restarts=2, pause=0.01) == 3
+
+
+def test_killing_the_scheduler_process_ends_its_rq_cron_too(tmp_path):
+    """A SIGKILL gives the scheduler no chance to stop its child: the kernel does (PR_SET_PDEATHSIG)."""
+    import signal
+
+    pid_file = tmp_path / "child.pid"
+    child = f"import os, pathlib, time; pathlib.Path({str(pid_file)!r}).write_text(str(os.getpid())); time.sleep(60)"
+    scheduler = subprocess.Popen([sys.executable, "-c", "import sys; from scheduler import supervise; "
+                                  f"sys.exit(supervise.main([sys.executable, '-c', {child!r}]))"], cwd=ROOT,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        child_pid = int(wait_for(lambda: pid_file.exists() and pid_file.read_text(), timeout=30, what="the child"))
+        scheduler.send_signal(signal.SIGKILL)
+        scheduler.wait(timeout=10)
+        wait_for(lambda: not _alive(child_pid), timeout=10, what="the child to end with its scheduler")
+    finally:
+        stop(scheduler)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
