@@ -21,25 +21,30 @@ from models.base import db, is_postgres
 from models.webhooks import WebhookAttempt, WebhookDelivery
 
 
-def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, limit: int) -> tuple[str, list]:
-    """Lease up to `limit` rows of `model` matching `due`; returns (token, the claimed rows)."""
+def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, limit: int,
+              read=None) -> tuple[str, list]:
+    """Lease up to `limit` rows of `model` matching `due`; returns (token, the claimed rows).
+
+    `read(token)` is the query that reads the claimed rows back (by default the rows themselves)."""
     token = secrets.token_hex(16)
+    key = model._meta.primary_key
     free = model.claimed_until.is_null() | (model.claimed_until < now)
-    candidates = model.select(model.id).where(due & free).order_by(*order_by).limit(limit)
+    candidates = model.select(key).where(due & free).order_by(*order_by).limit(limit)
     if is_postgres():
         candidates = candidates.for_update(skip_locked=True)
     with db.atomic():
         # `free` is repeated outside the subquery: it is what makes the UPDATE a compare-and-set
         # when a concurrent claimer committed between our read and our write.
         model.update(claim_token=token, claimed_until=now + dt.timedelta(seconds=lease_seconds)).where(
-            model.id.in_(candidates) & free).execute()
-    return token, list(model.select().where(model.claim_token == token))
+            key.in_(candidates) & free).execute()
+    rows = read(token) if read is not None else model.select().where(model.claim_token == token)
+    return token, list(rows)
 
 
 def release(model, row_id, token: str, **changes) -> bool:
     """Give the row back (with `changes`), only if our lease on it is still the current one."""
     return model.update(claim_token=None, claimed_until=None, **changes).where(
-        (model.id == row_id) & (model.claim_token == token)).execute() == 1
+        (model._meta.primary_key == row_id) & (model.claim_token == token)).execute() == 1
 
 
 # --- Webhook deliveries -------------------------------------------------------------------------

@@ -44,9 +44,6 @@ class Invoice(BaseModel):
     origin_decimals = pw.SmallIntegerField(null=True)        # migrations/0007_quote_decimals.py
     destination_decimals = pw.SmallIntegerField(null=True)
     provider_status = pw.CharField(max_length=32, null=True)
-    next_poll_at = pw.DateTimeField(null=True)
-    claimed_until = pw.DateTimeField(null=True)
-    claim_token = pw.CharField(max_length=40, null=True)
     settled_at = pw.DateTimeField(null=True)
     review_reason = pw.CharField(max_length=64, null=True)
     created_at = pw.DateTimeField()

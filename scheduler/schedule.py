@@ -28,7 +28,7 @@ def sweeps(settings) -> list[dict]:
         # dispatched within seconds, and due webhook retries get a delivery run on the webhooks queue.
         {"func": relay_outbox, "queue_name": "maintenance", "interval": OUTBOX_RELAY_SECONDS, "result_ttl": 0,
          "failure_ttl": 3600},
-        # Polling ticks at the hot pace; each invoice's own `next_poll_at` says whether it is due
+        # Polling ticks at the hot pace; each invoice's poll state (`next_poll_at`) says whether it is due
         # (docs/payment-engine.md#polling-batches-claims-backoff), so idle invoices are not read more often.
         sweep(poll_deposits, "chain", min(settings.hot_poll_interval_seconds, settings.chain_poll_interval_seconds)),
         sweep(poll_settlements, "settlement",

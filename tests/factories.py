@@ -8,10 +8,11 @@ from core import ids
 from core.clock import utcnow
 from models.base import db
 from models.invoices import Invoice
+from models.polls import PollState
 from models.stores import Store
 from models.transactions import Transaction
 from services.accounts import api_keys, stores
-from services.engine import invoice_states
+from services.engine import invoice_states, poll_state
 
 
 def make_store(*, name="Test shop", payout_wallet="merchant.near", **over) -> Store:
@@ -34,12 +35,23 @@ def make_invoice(store: Store, *, now: dt.datetime | None = None, **over) -> Inv
     )
     fields.update(over)
     status = fields.pop("status", None)
+    next_poll = fields.pop("next_poll_at", None)     # kept in its own row: models/polls.py
     with db.connection_context():
         invoice = invoice_states.create(now=now, **fields)
         if status and status != "pending":
             Invoice.update(status=status).where(Invoice.id == invoice.id).execute()
             invoice = Invoice.get_by_id(invoice.id)
+        if next_poll is not None:
+            make_poll_state(invoice, next_poll)
     return invoice
+
+
+def make_poll_state(invoice: Invoice, next_poll_at: dt.datetime, *, phase: str | None = None) -> PollState:
+    """The invoice's poll state, due at `next_poll_at`, with the poller its status belongs to."""
+    with db.connection_context():
+        return PollState.create(invoice=invoice.id, phase=phase or poll_state.phase_of(invoice) or "chain",
+                                next_poll_at=next_poll_at,
+                                watch_until=invoice.expires_at + poll_state.WATCH_AFTER_DEADLINE)
 
 
 def make_transaction(invoice: Invoice, *, now: dt.datetime | None = None, **over) -> Transaction:

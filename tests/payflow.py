@@ -7,9 +7,10 @@ from core.clock import utcnow
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
+from models.polls import PollState
 from models.transactions import Transaction
 from providers.sandbox import SandboxProvider
-from services.engine import polling
+from services.engine import poll_state, polling
 
 
 def reload(invoice) -> Invoice:
@@ -29,8 +30,14 @@ def transactions_of(invoice) -> list[Transaction]:
 
 def make_due(invoice, now=None) -> None:
     with db.connection_context():
-        Invoice.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
-            (Invoice.id == invoice.id) & Invoice.next_poll_at.is_null(False)).execute()
+        PollState.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
+            PollState.invoice == invoice.id).execute()
+
+
+def next_poll_of(invoice):
+    """When the invoice is next polled (None: not any more)."""
+    with db.connection_context():
+        return poll_state.next_poll_of(invoice.id)
 
 
 def poll_until_quiet(phase: str, *, now=None, rounds: int = 10, provider=None) -> int:
@@ -39,8 +46,7 @@ def poll_until_quiet(phase: str, *, now=None, rounds: int = 10, provider=None) -
     total = 0
     for _ in range(rounds):
         with db.connection_context():
-            Invoice.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
-                Invoice.next_poll_at.is_null(False)).execute()
+            PollState.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).execute()
             polled = polling.poll_due(phase, provider, clock=lambda: now or utcnow(), base_seconds=5,
                                       batch_size=50, concurrency=2)
         total += polled

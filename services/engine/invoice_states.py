@@ -7,6 +7,7 @@ updates no row and gets None back.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from infra import metrics
 from models import inserts
@@ -15,6 +16,7 @@ from models.invoices import Invoice
 from services import payment_links
 from services.engine import events
 
+log = logging.getLogger("tender.payments")
 OPEN = ("pending", "quoted", "awaiting_payment")
 
 # trigger: (source statuses, target status, event type or None)
@@ -44,13 +46,15 @@ def _while_processing():
     return (Invoice.status != "paid") | (Invoice.swap_status == "processing")
 
 
-# Conditions that belong to a move itself (docs/payment-engine.md), added to whatever guard a caller passes.
+# Conditions that belong to a move itself (docs/payment-engine.md), added to whatever guard a caller
+# passes. Each is written twice, side by side: as a query condition (`move`) and as the same test of
+# a row in hand (`Answer`, which decides its moves before its one write); a test checks they agree.
 GUARDS = {
-    "refund": _while_processing,
-    "fail": _while_processing,
-    "settle": lambda: Invoice.swap_status == "processing",
-    "expire": lambda: Invoice.deposit_seen_at.is_null(),
-    "cancel": lambda: Invoice.deposit_seen_at.is_null(),
+    "refund": (_while_processing, lambda row: row.status != "paid" or row.swap_status == "processing"),
+    "fail": (_while_processing, lambda row: row.status != "paid" or row.swap_status == "processing"),
+    "settle": (lambda: Invoice.swap_status == "processing", lambda row: row.swap_status == "processing"),
+    "expire": (lambda: Invoice.deposit_seen_at.is_null(), lambda row: row.deposit_seen_at is None),
+    "cancel": (lambda: Invoice.deposit_seen_at.is_null(), lambda row: row.deposit_seen_at is None),
 }
 
 
@@ -76,7 +80,7 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     race, or not allowed from the current state).
     """
     sources, target, event_type = MOVES[trigger]
-    extra = ([GUARDS[trigger]()] if trigger in GUARDS else []) + ([guard] if guard is not None else [])
+    extra = ([GUARDS[trigger][0]()] if trigger in GUARDS else []) + ([guard] if guard is not None else [])
     event = None
     with db.atomic():
         previous = None
@@ -102,11 +106,87 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     return invoice
 
 
-def note_deposit(invoice_id, *, now: dt.datetime) -> bool:
-    """Remember that the provider has seen a deposit: from then on the invoice neither expires
-    nor can be cancelled (the deposit is the buyer's money in flight). True the first time."""
-    return Invoice.update(deposit_seen_at=now, updated_at=now).where(
-        (Invoice.id == invoice_id) & Invoice.deposit_seen_at.is_null()).execute() == 1
+def allows(trigger: str, row: Invoice) -> bool:
+    """Whether `trigger` applies to the invoice as it is in `row` (its sources and its own guard)."""
+    return row.status in MOVES[trigger][0] and (trigger not in GUARDS or GUARDS[trigger][1](row))
+
+
+class Outdated(Exception):
+    """The invoice changed between the read an Answer was built on and its write: nothing was written."""
+
+
+class Answer:
+    """Everything one provider answer changes on an invoice, written as one compare-and-set.
+
+    Built on the invoice as the poller read it. `set`, `move` and `hold` decide on `row`, the
+    invoice as the answer leaves it so far (so one answer can pay and settle); `write` then applies
+    all of it in one UPDATE that holds only while the columns those decisions read are still as
+    read, returns the new row, and records the moves' events in the same transaction. Call it
+    inside the transaction that also records the answer's transactions: on `Outdated` (a
+    concurrent writer won) roll back, read the invoice again and build the answer again.
+    """
+    # What the moves and guards decide on: a write made on any other reading of these is refused.
+    COMPARED = ("status", "swap_status", "provider_status", "provider_ref", "review_reason")
+
+    def __init__(self, invoice: Invoice, *, now: dt.datetime):
+        self.read, self.now = invoice, now
+        self.row = Invoice(**invoice.__data__)
+        self.changes: dict = {}
+        self._events: list = []         # (event type, the invoice as that move left it, previous status)
+        self._moves: list = []
+        self._held: list = []
+
+    def set(self, **changes) -> None:
+        for name, value in changes.items():
+            if getattr(self.row, name) != value:
+                self.changes[name] = value
+                setattr(self.row, name, value)
+
+    def move(self, trigger: str, **changes) -> bool:
+        """Apply `trigger` to `row` if it allows it; False when it does not (nothing changes)."""
+        if not allows(trigger, self.row):
+            return False
+        _, target, event_type = MOVES[trigger]
+        previous = self.row.status
+        self.set(status=target, updated_at=self.now, **changes)
+        self.changes.update(status=target, updated_at=self.now)   # a move is written even onto the same status
+        if event_type:
+            self._events.append((event_type, Invoice(**self.row.__data__),
+                                 previous if trigger in TELLS_PREVIOUS else None))
+        self._moves.append((trigger, target))
+        return True
+
+    def hold(self, reason: str, detail: str = "") -> None:
+        """Set the invoice aside for an operator (docs/operations.md#invoices-held-or-stuck); logged
+        and counted once per new reason: the same problem again writes nothing."""
+        if self.row.review_reason != reason:
+            self.set(review_reason=reason)
+            self._held.append((reason, detail))
+
+    def write(self) -> Invoice:
+        """The invoice after the answer: one UPDATE … RETURNING, or no write when nothing changed."""
+        if not self.changes:
+            return self.read
+        unchanged = [getattr(Invoice, name).is_null() if getattr(self.read, name) is None
+                     else getattr(Invoice, name) == getattr(self.read, name) for name in self.COMPARED]
+        unchanged.append(Invoice.deposit_seen_at.is_null(self.read.deposit_seen_at is None))
+        written = list(Invoice.update(**self.changes).where(Invoice.id == self.read.id, *unchanged)
+                       .returning(Invoice).execute())
+        if not written:
+            raise Outdated(self.read.public_id)
+        invoice = written[0]
+        recorded = [events.record(event_type, snapshot, now=self.now, previous_status=previous)
+                    for event_type, snapshot, previous in self._events]
+        if any(target == "paid" for _, target in self._moves):
+            payment_links.on_invoice_paid(invoice, now=self.now)
+        for event in recorded:
+            events.after_commit(event)
+        for trigger, target in self._moves:
+            metrics.count("invoice_moves", trigger, target)
+        for reason, detail in self._held:
+            log.warning("invoice held for review: invoice=%s reason=%s %s", invoice.public_id, reason, detail)
+            metrics.count("invoices_held", reason)
+        return invoice
 
 
 def create(*, now: dt.datetime, **fields) -> Invoice:

@@ -1,9 +1,10 @@
 """What a provider status means for an invoice (docs/payment-engine.md) and the transactions it records (docs/api.md#transactions).
 
 `apply_deposit_status` is the one place that turns a 1Click status into moves. It is idempotent:
-each move is a compare-and-set, each transaction is unique per (invoice, type, hash), and the
-whole application of one status is one database transaction, so a repeated, reordered or
-concurrent poll changes nothing twice, and a worker killed half-way leaves nothing half-done.
+all the moves of one status are one compare-and-set of the invoice, each transaction is unique per
+(invoice, type, hash), and the whole application of one status is one database transaction, so a
+repeated, reordered or concurrent poll changes nothing twice, and a worker killed half-way leaves
+nothing half-done.
 
 Units: `paid_amount`, `received_amount` and `difference_amount` are in the invoice currency (a
 USD stablecoin output is taken at par), rounded to cents; transactions carry asset units.
@@ -21,7 +22,6 @@ import peewee as pw
 
 from core import ids
 from core.networks import network_of
-from infra import metrics
 from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
@@ -36,6 +36,7 @@ _CENT = Decimal("0.01")
 DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
                 base.REFUNDED, base.FAILED)
 REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
+APPLY_ATTEMPTS = 3     # reads and re-applies of one answer when a concurrent writer keeps winning
 # Kept as they are when a refund comes: the refund transaction is their record (docs/payment-engine.md).
 # A refund of a deposit that reached an invoice closed unpaid keeps its status: the refund is the record.
 REFUND_MOVE_WHEN_CLOSED = {"expired": "late_refund", "cancelled": "crossed_refund"}
@@ -81,20 +82,6 @@ def committed_amount_out(invoice: Invoice) -> Decimal:
     return invoice.amount
 
 
-def hold(invoice_id, reason: str, *, detail: str = "") -> bool:
-    """Set the invoice aside for an operator (docs/operations.md#invoices-held-or-stuck).
-
-    Log line and metric once per new reason; a repeated poll with the same problem writes nothing."""
-    held = Invoice.update(review_reason=reason).where(
-        (Invoice.id == invoice_id) & (Invoice.review_reason.is_null() | (Invoice.review_reason != reason))
-    ).execute() == 1
-    if held:
-        public_id = Invoice.select(Invoice.public_id).where(Invoice.id == invoice_id).scalar()
-        log.warning("invoice held for review: invoice=%s reason=%s %s", public_id, reason, detail)
-        metrics.count("invoices_held", reason)
-    return held
-
-
 _askers: dict = {}
 
 
@@ -117,25 +104,40 @@ def ask_deposit_status(provider, invoice: Invoice, *, timeout_seconds: float) ->
 
 
 def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
-    """Apply one provider status to the invoice; returns the invoice as it is afterwards."""
+    """Apply one provider status to the invoice as read; returns the invoice as it is afterwards.
+
+    One database transaction: the transactions the answer records, then one compare-and-set of
+    the invoice with its events (invoice_states.Answer). When another writer moved the invoice
+    since it was read, the answer is applied again to the invoice as it is now."""
+    for _ in range(APPLY_ATTEMPTS):
+        try:
+            with db.atomic():
+                return _apply(invoice, status, now=now)
+        except invoice_states.Outdated:
+            invoice = Invoice.get_by_id(invoice.id)
+    # Moved under us every time: the next poll asks again, and the answer is idempotent.
+    log.warning("invoice %s kept changing while a provider answer was applied", invoice.public_id)
+    return invoice
+
+
+def _apply(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
+    answer = invoice_states.Answer(invoice, now=now)
     reason = base.untrusted_reason(status)
     if reason is not None:
-        hold(invoice.id, reason, detail=f"provider answered {status!r}")
-        return Invoice.get_by_id(invoice.id)
-    with db.atomic():
-        learned = Invoice.provider_status.is_null() | (Invoice.provider_status != status.status)
-        if status.correlation_id:
-            learned |= Invoice.provider_ref.is_null()
-        Invoice.update(provider_status=status.status,
-                       provider_ref=pw.fn.COALESCE(Invoice.provider_ref, status.correlation_id)).where(
-            (Invoice.id == invoice.id) & learned).execute()
-        current = Invoice.get_by_id(invoice.id)    # read once; each handler passes on what its move returns
-        if status.status in DEPOSIT_SEEN:
-            if invoice_states.note_deposit(invoice.id, now=now):
-                current.deposit_seen_at = current.updated_at = now
-            _record_origin(current, status, now=now)
-        handler = _HANDLERS.get(status.status)
-        return handler(current, status, now) if handler is not None else current
+        answer.hold(reason, detail=f"provider answered {status!r}")
+        return answer.write()
+    answer.set(provider_status=status.status)
+    if status.correlation_id and invoice.provider_ref is None:
+        answer.set(provider_ref=status.correlation_id)
+    if status.status in DEPOSIT_SEEN:
+        # From now on the invoice neither expires nor can be cancelled: the buyer's money is in flight.
+        if invoice.deposit_seen_at is None:
+            answer.set(deposit_seen_at=now, updated_at=now)
+        _record_origin(answer.row, status, now=now)
+    handler = _HANDLERS.get(status.status)
+    if handler is not None:
+        handler(answer, status, now)
+    return answer.write()
 
 
 def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
@@ -151,72 +153,62 @@ def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
     return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
 
 
-def _moved(current: Invoice, moved: Invoice | None) -> Invoice:
-    """What a move returned, or the row as it is when the move did not apply (a concurrent poll won)."""
-    return moved if moved is not None else Invoice.get_by_id(current.id)
-
-
-def _held(current: Invoice, reason: str, detail: str) -> Invoice:
-    hold(current.id, reason, detail=detail)
-    return Invoice.get_by_id(current.id)
-
-
-def _confirm_paid(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
-    if current.status not in invoice_states.MOVES["deposit_confirmed"][0]:
-        return current
+def _confirm_paid(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+    current = answer.row
+    if not invoice_states.allows("deposit_confirmed", current):
+        return
     paid_amount = deposit_value(current, status)
     if paid_amount is None:
-        return _held(current, "missing_amount", "no USD value and no committed quote to value the deposit")
-    origin_hash = deposit_hash(current, status)
-    return _moved(current, invoice_states.move(current.id, "deposit_confirmed", now=now, paid_at=now,
-                                               paid_amount=paid_amount, swap_status="processing",
-                                               transaction_hash=origin_hash))
+        answer.hold("missing_amount", "no USD value and no committed quote to value the deposit")
+        return
+    answer.move("deposit_confirmed", paid_at=now, paid_amount=paid_amount, swap_status="processing",
+                transaction_hash=deposit_hash(current, status))
 
 
-def _on_success(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
-    current = _confirm_paid(current, status, now)          # SUCCESS seen first: paid, then settled
+def _on_success(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+    _confirm_paid(answer, status, now)          # SUCCESS seen first: paid, then settled
+    current = answer.row
     if current.status != "paid" or current.swap_status != "processing":
-        return current
+        return
     if refunded_excess(status):
         _record_refund(current, status, now=now, suffix="excess")
-        current.paid_amount = deposit_value(current, status)
-        Invoice.update(paid_amount=current.paid_amount).where(Invoice.id == current.id).execute()
+        answer.set(paid_amount=deposit_value(current, status))
     payout_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
     covered = status.amount_out is not None and status.amount_out >= committed_amount_out(current)
     if not covered or payout_hash is None:
-        return _held(current, "no_payout_hash" if payout_hash is None else "short_delivery",
-                     f"delivered={status.amount_out} promised={committed_amount_out(current)}")
+        answer.hold("no_payout_hash" if payout_hash is None else "short_delivery",
+                    f"delivered={status.amount_out} promised={committed_amount_out(current)}")
+        return
     store = Store.get_by_id(current.store_id)
     _record(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
             token=current.output_asset, amount=status.amount_out, from_wallet=None,
             to_wallet=store.payout_wallet, status="confirmed")
     # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
     received = _cents(status.amount_out)
-    return _moved(current, invoice_states.move(current.id, "settle", now=now, received_amount=received,
-                                               difference_amount=received - current.paid_amount, swap_status=None,
-                                               settled_at=now, review_reason=None))
+    answer.move("settle", received_amount=received, difference_amount=received - current.paid_amount,
+                swap_status=None, settled_at=now, review_reason=None)
 
 
-def _on_incomplete(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
-    return _moved(current, invoice_states.move(current.id, "underpaid", now=now,
-                                               paid_amount=deposit_value(current, status)))
+def _on_incomplete(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+    answer.move("underpaid", paid_amount=deposit_value(answer.row, status))
 
 
-def _on_refunded(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
+def _on_refunded(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+    current = answer.row
     refundable = current.status in invoice_states.WATCHED or (
         current.status == "paid" and current.swap_status == "processing")
     if not refundable:
-        return current
+        return
     recorded = _record_refund(current, status, now=now)
     if current.status in REFUND_MOVE_WHEN_CLOSED:
-        if not recorded:                          # once: a repeated poll touches nothing
-            return current
-        return _moved(current, invoice_states.move(current.id, REFUND_MOVE_WHEN_CLOSED[current.status], now=now))
-    return _moved(current, invoice_states.move(current.id, "refund", now=now, swap_status=None))
+        if recorded:                              # once: a repeated poll touches nothing
+            answer.move(REFUND_MOVE_WHEN_CLOSED[current.status])
+        return
+    answer.move("refund", swap_status=None)
 
 
-def _on_failed(current: Invoice, status: DepositStatus, now: dt.datetime) -> Invoice:
-    return _moved(current, invoice_states.move(current.id, "fail", now=now, swap_status=None))
+def _on_failed(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+    answer.move("fail", swap_status=None)
 
 
 _HANDLERS = {

@@ -17,13 +17,14 @@ from typing import Callable
 from infra import claims, metrics, nudges, queues
 from models.base import db
 from models.invoices import Invoice
+from models.polls import PollState
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services.engine import invoice_states, payments, quotes
+from services.engine import invoice_states, payments, poll_state, quotes
+from services.engine.poll_state import WATCH_AFTER_DEADLINE
 
 log = logging.getLogger("tender.polling")
 LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
-WATCH_AFTER_DEADLINE = dt.timedelta(hours=24)   # docs/payment-engine.md: watch for late deposits this long
 HOT_AFTER_QUOTE = dt.timedelta(minutes=15)      # a buyer who just took an address is paying now
 MAX_INTERVAL_SECONDS = 1800
 TICK_SLACK = 0.2     # a tick also takes invoices due within this fraction of an interval
@@ -31,17 +32,19 @@ TICK_SLACK = 0.2     # a tick also takes invoices due within this fraction of an
 MONEY_MOVING = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS)
 JOBS = {"chain": "jobs.chain.poll_deposits", "settlement": "jobs.settlement.poll_settlements"}
 
-PHASES = {
-    # Expired and cancelled invoices stay watched: a deposit that came late or crossed a cancel is recorded.
-    "chain": lambda: Invoice.status.in_(invoice_states.WATCHED),
-    "settlement": lambda: (Invoice.status == "paid") & (Invoice.swap_status == "processing"),
-}
+PHASES = ("chain", "settlement")   # which poller follows an invoice: poll_state.phase_of
 
 
 def due(phase: str, now: dt.datetime):
-    # The window bound is repeated here so that no bookkeeping slip can keep an old invoice polled.
-    return (PHASES[phase]() & Invoice.next_poll_at.is_null(False) & (Invoice.next_poll_at <= now)
-            & (Invoice.expires_at > now - WATCH_AFTER_DEADLINE))
+    """The poll states `phase` may claim at `now` (models/polls.py). The watch window is repeated
+    here so that no bookkeeping slip can keep an old invoice polled."""
+    return (PollState.phase == phase) & (PollState.next_poll_at <= now) & (PollState.watch_until > now)
+
+
+def _claimed(token: str):
+    # The claimed invoices, read once: the poll, its answer's compare-and-set and the next
+    # schedule all work from this read.
+    return Invoice.select().join(PollState).where(PollState.claim_token == token)
 
 
 def is_hot(invoice: Invoice, now: dt.datetime) -> bool:
@@ -105,20 +108,21 @@ def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, ba
     except ProviderRejected as error:
         # The provider does not know the address: retrying soon will not help; a human should look.
         log.error("provider refused status of %s: %s", invoice.public_id, error)
-        claims.release(Invoice, invoice.id, token, next_poll_at=now + dt.timedelta(seconds=MAX_INTERVAL_SECONDS))
+        poll_state.reschedule(invoice, token, at=now + dt.timedelta(seconds=MAX_INTERVAL_SECONDS))
         return None
     except ProviderError as error:
         log.warning("provider unavailable polling %s: %s", invoice.public_id, error)
-        claims.release(Invoice, invoice.id, token, next_poll_at=now + dt.timedelta(seconds=base_seconds))
+        poll_state.reschedule(invoice, token, at=now + dt.timedelta(seconds=base_seconds))
         return None
     if status.status == base.PENDING_DEPOSIT and invoice.provider_status == base.PENDING_DEPOSIT:
-        # Nothing new, the common case by far: one UPDATE, no transaction, no re-read.
-        claims.release(Invoice, invoice.id, token, next_poll_at=next_poll_at(invoice, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds))
+        # Nothing new, the common case by far: one UPDATE of the poll state, no transaction.
+        poll_state.reschedule(invoice, token, at=next_poll_at(invoice, now=now, base_seconds=base_seconds,
+                                                               hot_seconds=hot_seconds))
         return status.status
-    with db.atomic():
-        invoice = payments.apply_deposit_status(invoice, status, now=now)
-        claims.release(Invoice, invoice.id, token,
-                       next_poll_at=next_poll_at(invoice, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds))
+    with db.atomic():     # the answer's writes and the next schedule commit together
+        current = payments.apply_deposit_status(invoice, status, now=now)
+        poll_state.reschedule(current, token, at=next_poll_at(current, now=now, base_seconds=base_seconds,
+                                                               hot_seconds=hot_seconds))
     return status.status
 
 
@@ -139,8 +143,8 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"poll-{phase}") as pool:
         while time.monotonic() - started < time_budget:
             now = clock()
-            token, invoices = claims.claim_due(Invoice, due(phase, now + slack), order_by=(Invoice.next_poll_at,),
-                                                  now=now, lease_seconds=lease_seconds, limit=batch_size)
+            token, invoices = claims.claim_due(PollState, due(phase, now + slack), order_by=(PollState.next_poll_at,),
+                                               now=now, lease_seconds=lease_seconds, limit=batch_size, read=_claimed)
 
             def one(invoice, token=token, now=now):
                 with db.connection_context():

@@ -10,10 +10,11 @@ import datetime as dt
 import logging
 
 from core.errors import BadRequest, Conflict, Unavailable
+from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
 from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
-from services.engine import invoice_states
+from services.engine import invoice_states, poll_state
 
 log = logging.getLogger("tender.quotes")
 
@@ -72,10 +73,10 @@ def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | Non
 
 def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
     """What a committed quote writes on the invoice, whoever commits it (buyer route, checkout,
-    test helper); `next_poll_at` puts it in the chain poller's hands at once."""
+    test helper). `commit` also puts the invoice in the chain poller's hands at once (its poll state)."""
     return {"origin_asset": quote.origin_asset, "refund_to": refund_to, "deposit_address": quote.deposit_address,
             "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
-            "provider_ref": quote.correlation_id, "next_poll_at": now,
+            "provider_ref": quote.correlation_id,
             "origin_decimals": quote.origin_decimals, "destination_decimals": quote.destination_decimals}
 
 
@@ -122,8 +123,11 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
         origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
         recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
         reference=invoice.public_id))
-    moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
-                                **committed_fields(quote, refund_to=refund_to, now=now))
+    with db.atomic():
+        moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
+                                    **committed_fields(quote, refund_to=refund_to, now=now))
+        if moved is not None:
+            poll_state.watch(moved, at=now)
     if moved is None:
         # A concurrent commit won: its address is the invoice's; ours is never shown to anyone, and
         # the invoice is ours to see only if we asked for the very same asset and refund address.

@@ -11,7 +11,7 @@ from decimal import Decimal
 from core.errors import BadRequest
 from models.invoices import Invoice
 from providers.sandbox import sandbox_refund_address
-from services.engine import invoice_states, quotes
+from services.engine import invoice_states, poll_state, quotes
 
 DEFAULT_ORIGIN_ASSET = "usdc.eth"
 
@@ -28,5 +28,5 @@ def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount:
                                         refund_to=refund_to or sandbox_refund_address(origin_asset), now=now)
     # A second call on the same address records nothing new: one simulated deposit per address.
     provider.record_deposit(invoice.deposit_address, outcome=outcome, amount=amount, now=now)
-    Invoice.update(next_poll_at=now).where(Invoice.id == invoice.id).execute()   # poll it now
+    poll_state.watch(invoice, at=now)   # poll it now
     return Invoice.get_by_id(invoice.id)

@@ -5,19 +5,19 @@ import threading
 from core.clock import utcnow
 from infra import claims
 from models.base import db, is_postgres
-from models.invoices import Invoice
+from models.polls import PollState
 from tests import factories
 
 
 def _due():
-    return Invoice.next_poll_at.is_null(False)
+    return PollState.phase == "chain"
 
 
 def _claim(now, limit=10, lease=60):
     with db.connection_context():
-        token, rows = claims.claim_due(Invoice, _due(), order_by=(Invoice.next_poll_at,), now=now,
+        token, rows = claims.claim_due(PollState, _due(), order_by=(PollState.next_poll_at,), now=now,
                                        lease_seconds=lease, limit=limit)
-        return token, [row.id for row in rows]
+        return token, [row.invoice_id for row in rows]
 
 
 def test_two_claims_take_disjoint_batches_and_a_lapsed_lease_returns(store):
@@ -37,9 +37,9 @@ def test_release_needs_the_current_token(store):
     invoice = factories.make_invoice(store, next_poll_at=now)
     token, _ = _claim(now)
     with db.connection_context():
-        assert not claims.release(Invoice, invoice.id, "not-the-token", next_poll_at=None)
-        assert claims.release(Invoice, invoice.id, token, next_poll_at=None)
-        assert Invoice.get_by_id(invoice.id).claim_token is None
+        assert not claims.release(PollState, invoice.id, "not-the-token", next_poll_at=now)
+        assert claims.release(PollState, invoice.id, token, next_poll_at=now)
+        assert PollState.get_by_id(invoice.id).claim_token is None
 
 
 def test_concurrent_claimers_never_share_an_invoice(store):

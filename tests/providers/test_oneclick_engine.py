@@ -11,7 +11,8 @@ import providers
 from core.clock import utcnow
 from infra import metrics, provider_health, queues
 from models.invoices import Invoice
-from services.engine import polling
+from models.polls import PollState
+from services.engine import poll_state, polling
 from tests import factories
 from tests.support.oneclick_server import OneClickServer
 
@@ -84,7 +85,7 @@ def test_polls_keep_their_pace_while_credentials_are_refused(store, use_oneclick
     polled = polling.poll_due("chain", provider, clock=lambda: now, base_seconds=10, batch_size=10, concurrency=1)
 
     assert polled == 1
-    assert Invoice.get_by_id(invoice.id).next_poll_at <= now + dt.timedelta(seconds=10)
+    assert poll_state.next_poll_of(invoice.id) <= now + dt.timedelta(seconds=10)
     assert fake.requests_to("/v0/status")[-1].headers["x-api-key"] == "wrong-key"
 
 
@@ -132,7 +133,7 @@ def test_deposit_hash_is_the_first_seen_and_paid_amount_is_net_of_the_slippage_r
 
     for minutes in (0, 1):
         later = now + dt.timedelta(minutes=minutes)
-        Invoice.update(next_poll_at=later).where(Invoice.id == invoice.id).execute()
+        PollState.update(next_poll_at=later).where(PollState.invoice == invoice.id).execute()
         polling.poll_due("chain", provider, clock=lambda: later, base_seconds=10, batch_size=10, concurrency=1)
 
     paid = Invoice.get_by_id(invoice.id)

@@ -118,3 +118,16 @@ def test_random_provider_histories_keep_the_invariants(store, sequence):
         kinds = [(t.type, t.transaction_hash) for t in Transaction.select().where(Transaction.invoice == invoice.id)]
         assert len(kinds) == len(set(kinds))
         assert sum(1 for kind, _ in kinds if kind == "settlement") == (1 if settled_seen else 0)
+
+
+def test_each_guard_says_the_same_as_a_query_and_on_a_row_in_hand(store):
+    """A move's own guard is written twice (a query condition for `move`, a row test for the one-write
+    Answer); over every state the guards look at, both must agree."""
+    rows = [factories.make_invoice(store, now=START, status=status, swap_status=swap, deposit_seen_at=seen)
+            for status in ("awaiting_payment", "paid", "underpaid", "expired")
+            for swap in (None, "processing") for seen in (None, START)]
+    with db.connection_context():
+        for trigger, (condition, holds) in invoice_states.GUARDS.items():
+            for row in rows:
+                in_sql = Invoice.select().where((Invoice.id == row.id) & condition()).exists()
+                assert in_sql == holds(Invoice.get_by_id(row.id)), (trigger, row.status, row.swap_status)

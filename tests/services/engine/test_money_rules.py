@@ -13,12 +13,13 @@ from jobs import chain, maintenance, settlement
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
+from models.polls import PollState
 from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus, ProviderUnavailable
 from services.engine import expiry, payments, polling
 from tests import factories
-from tests.payflow import event_types, make_due, reload
+from tests.payflow import event_types, make_due, next_poll_of, reload
 
 
 @pytest.fixture
@@ -96,7 +97,7 @@ def test_a_refunded_crossing_deposit_is_recorded_on_the_cancelled_invoice(runtim
         for _ in range(2):                                        # a repeated poll records nothing twice
             payments.apply_deposit_status(reload(invoice), refunded, now=utcnow())
     assert reload(invoice).status == "cancelled" and len(_transactions(invoice, "refund")) == 1
-    assert reload(invoice).next_poll_at is None or polling.next_poll_at(
+    assert next_poll_of(invoice) is None or polling.next_poll_at(
         reload(invoice), now=utcnow(), base_seconds=10) is None   # the provider's final word
 
 
@@ -173,10 +174,10 @@ def test_every_invoice_stops_being_polled(runtime, client, auth, store, outcome,
     with db.connection_context():
         current = reload(invoice)
         for phase in polling.PHASES:
-            assert not Invoice.select().where(polling.due(phase, later) & (Invoice.id == invoice.id)).exists()
+            assert not PollState.select().where(polling.due(phase, later) & (PollState.invoice == invoice.id)).exists()
         assert polling.next_poll_at(current, now=later, base_seconds=10, hot_seconds=2) is None
         if outcome != "underpaid":                                 # the provider's final word ends it at once
-            assert current.next_poll_at is None, (outcome, current.status, current.provider_status)
+            assert next_poll_of(invoice) is None, (outcome, current.status, current.provider_status)
 
 
 def test_a_poll_that_learns_nothing_writes_nothing(runtime, client, auth, store):
@@ -242,7 +243,7 @@ def test_a_poll_request_during_a_run_makes_it_claim_once_more(runtime, store, mo
             seen.append(address)
             if address == "first":                                # a payment arrives while this run polls
                 with db.connection_context():
-                    Invoice.update(next_poll_at=utcnow()).where(Invoice.id == late.id).execute()
+                    PollState.update(next_poll_at=utcnow()).where(PollState.invoice == late.id).execute()
                 polling.request_poll("chain")
             return DepositStatus(status=base.PENDING_DEPOSIT)
 
@@ -274,20 +275,3 @@ def test_provider_reads_are_counted_by_phase_and_temperature(runtime, store):
     counted = samples(metrics.render({}))
     assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="hot"}'] == 1
     assert counted['tender_provider_deposit_reads_total{phase="chain",temperature="idle"}'] == 2
-
-
-def test_a_settling_success_reads_the_invoice_row_once(runtime, store):
-    """A SUCCESS is the busiest status: the handlers pass on the invoice `move()` returns instead of
-    reading the row again after each step."""
-    from playhouse.test_utils import count_queries
-    invoice = _processing(store)
-    status = DepositStatus(status=base.SUCCESS, amount_in=Decimal("100.5"), amount_out=Decimal("100"),
-                           origin_tx_hashes=("o",), destination_tx_hashes=("d",))
-    claimed = reload(invoice)
-    with db.connection_context():
-        with count_queries() as counted:
-            settled = payments.apply_deposit_status(claimed, status, now=utcnow())
-    invoice_reads = [q.msg[0] for q in counted.get_queries()
-                     if q.msg[0].startswith("SELECT") and 'FROM "invoice"' in q.msg[0]]
-    assert settled.swap_status is None and settled.received_amount == Decimal("100")
-    assert len(invoice_reads) == 2, invoice_reads     # the row once, and the settle move's own re-read
