@@ -5,8 +5,8 @@
 
 Without DATABASE_URL it runs on a temporary SQLite file and fakeredis. The finished invoices are
 every way an invoice ends (settled, refunded, failed, expired or cancelled past deadline + 24 h,
-underpaid and held past that window); half of them still carry a stale `next_poll_at`, as rows
-written before polling ended would. One `poll_deposits` + one `poll_settlements` tick must read
+underpaid and held past that window); half of them still have a stale poll state (due long ago,
+past its watch window), as rows written before polling ended would. One `poll_deposits` + one `poll_settlements` tick must read
 exactly the M open invoices; it prints the reads and the tick's time beside a tick over the M
 open invoices alone (same run). It writes to the database it is given: use a scratch one.
 """
@@ -26,6 +26,7 @@ ENDINGS = [("paid", None), ("refunded", None), ("failed", None), ("expired", Non
 def _add_finished(count: int) -> None:
     from models.base import db
     from models.invoices import Invoice
+    from models.polls import PollState
     from models.stores import Store
     from core import ids
     from core.clock import utcnow
@@ -35,15 +36,20 @@ def _add_finished(count: int) -> None:
     long_ago = now - dt.timedelta(days=3)
     with db.connection_context():
         for start in range(0, count, 1000):
+            batch = range(start, min(start + 1000, count))
+            invoice_ids = {i: ids.new_uuid() for i in batch}
             with db.atomic():
                 Invoice.insert_many([dict(
-                    id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id,
+                    id=invoice_ids[i], public_id=ids.new_public_id("inv_"), store=store.id,
                     status=ENDINGS[i % len(ENDINGS)][0], swap_status=ENDINGS[i % len(ENDINGS)][1],
                     amount=Decimal("10"), currency="USD", order_amount=Decimal("10"), order_currency="USD",
                     output_asset="usdc.near", origin_asset="usdc.eth", deposit_address=f"done{i}",
-                    quoted_at=long_ago, deposit_seen_at=long_ago,
-                    next_poll_at=long_ago if i % 2 else None, expires_at=long_ago, created_at=long_ago,
-                    updated_at=long_ago) for i in range(start, min(start + 1000, count))]).execute()
+                    quoted_at=long_ago, deposit_seen_at=long_ago, expires_at=long_ago, created_at=long_ago,
+                    updated_at=long_ago) for i in batch]).execute()
+                PollState.insert_many([dict(
+                    invoice=invoice_ids[i], phase="settlement" if ENDINGS[i % len(ENDINGS)][1] else "chain",
+                    next_poll_at=long_ago, watch_until=long_ago + dt.timedelta(hours=24))
+                    for i in batch if i % 2]).execute()
 
 
 def _tick() -> tuple[int, float]:
@@ -56,12 +62,11 @@ def _tick() -> tuple[int, float]:
 
 def _reopen() -> None:
     from models.base import db
-    from models.invoices import Invoice
+    from models.polls import PollState
     from core.clock import utcnow
 
     with db.connection_context():
-        Invoice.update(next_poll_at=utcnow() - dt.timedelta(seconds=1)).where(
-            Invoice.status == "awaiting_payment").execute()
+        PollState.update(next_poll_at=utcnow() - dt.timedelta(seconds=1)).execute()
 
 
 def main() -> None:

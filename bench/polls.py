@@ -8,7 +8,10 @@ steady state of open invoices: every poll is a provider read and a reschedule), 
   1. empty loop: J no-op jobs through a SimpleWorker, and through a fork-per-job Worker;
   2. polling: `jobs.chain.poll_deposits` jobs through one SimpleWorker until every invoice has been
      polled once.
-It prints the figures and the ratio. It writes to the database it is given: use a scratch one.
+It prints the figures and the ratio, and on PostgreSQL the write-ahead log the polling wrote per
+poll (`pg_current_wal_lsn()` before and after; other writers to the same server count too: run
+it on a quiet one, or read it as an upper bound). It writes to the database it is given: use a
+scratch one.
 """
 from __future__ import annotations
 
@@ -32,7 +35,9 @@ def _setup(invoice_count: int):
     from cli import migrate
     from models.base import db, is_postgres
     from models.invoices import Invoice
+    from models.polls import PollState
     from models.sandbox import SandboxDeposit
+    from services.engine.poll_state import WATCH_AFTER_DEADLINE
     from core import ids
     from services.accounts import stores
     from core.clock import utcnow
@@ -48,18 +53,22 @@ def _setup(invoice_count: int):
         for start in range(0, invoice_count, 1000):
             batch = range(start, min(start + 1000, invoice_count))
             addresses = [f"0x{index:040x}" for index in batch]
+            invoice_ids = [ids.new_uuid() for _ in batch]
             with db.atomic():
                 SandboxDeposit.insert_many([dict(
                     deposit_address=a, correlation_id=a[-16:], origin_asset="usdc.eth", destination_asset="usdc.near",
                     amount_in=Decimal("10.05"), amount_out=Decimal("10"), recipient="bench.near", refund_to="0xb",
                     deadline=expires, created_at=now) for a in addresses]).execute()
                 Invoice.insert_many([dict(
-                    id=ids.new_uuid(), public_id=ids.new_public_id("inv_"), store=store.id, status="awaiting_payment",
+                    id=i, public_id=ids.new_public_id("inv_"), store=store.id, status="awaiting_payment",
                     amount=Decimal("10"), currency="USD", order_amount=Decimal("10"), order_currency="USD",
                     output_asset="usdc.near", origin_asset="usdc.eth", refund_to="0xb", amount_due=Decimal("10.05"),
-                    deposit_address=a, quoted_at=now, next_poll_at=now, provider_status="PENDING_DEPOSIT",
+                    deposit_address=a, quoted_at=now, provider_status="PENDING_DEPOSIT",
                     expires_at=expires, created_at=now,
-                    updated_at=now) for a in addresses]).execute()
+                    updated_at=now) for i, a in zip(invoice_ids, addresses)]).execute()
+                PollState.insert_many([dict(invoice=i, phase="chain", next_poll_at=now,
+                                            watch_until=expires + WATCH_AFTER_DEADLINE)
+                                       for i in invoice_ids]).execute()
     return settings
 
 
@@ -82,26 +91,49 @@ def _empty_loop(worker_class, connection, count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
-def _polling(connection) -> tuple[int, float]:
+def _wal_position():
+    """The server's write-ahead log position (PostgreSQL), or None."""
+    from models.base import db, is_postgres
+
+    if not is_postgres():
+        return None
+    with db.connection_context():
+        return db.execute_sql("SELECT pg_current_wal_lsn()").fetchone()[0]
+
+
+def _wal_bytes_since(position) -> int | None:
+    from models.base import db
+
+    if position is None:
+        return None
+    with db.connection_context():
+        return int(db.execute_sql("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)", (position,)).fetchone()[0])
+
+
+def _polling(connection) -> tuple[int, float, int | None]:
     from models.base import db
     from models.invoices import Invoice
+    from models.polls import PollState
 
     from infra import queues
 
     queue = _emptied(queues.queue("chain"), connection)
     worker = SimpleWorker([queue], connection=connection)
+    not_yet = PollState.select().join(Invoice).where(PollState.next_poll_at <= Invoice.quoted_at)
+    wal = _wal_position()
     started = time.perf_counter()
     while True:
         with db.connection_context():
-            left = Invoice.select().where(Invoice.next_poll_at <= Invoice.quoted_at).count()
+            left = not_yet.count()
         if not left:
             break
         queue.enqueue("jobs.chain.poll_deposits", result_ttl=0, job_timeout=600)
         worker.work(burst=True, logging_level="WARNING")
     elapsed = time.perf_counter() - started
+    wal_bytes = _wal_bytes_since(wal)
     with db.connection_context():
-        polled = Invoice.select().where(Invoice.next_poll_at > Invoice.quoted_at).count()
-    return polled, polled / elapsed
+        polled = PollState.select().join(Invoice).where(PollState.next_poll_at > Invoice.quoted_at).count()
+    return polled, polled / elapsed, wal_bytes
 
 
 def main() -> None:
@@ -112,7 +144,7 @@ def main() -> None:
     connection = queues.redis()
     simple = _empty_loop(SimpleWorker, connection, args.empty_jobs)
     forking = _empty_loop(Worker, connection, max(args.empty_jobs // 3, 50))
-    polled, polls_per_second = _polling(connection)
+    polled, polls_per_second, wal_bytes = _polling(connection)
     backend = "postgresql" if "postgres" in settings.database_url else "sqlite"
     redis_kind = "fakeredis" if settings.embedded_redis else "redis"
     print(f"backend: {backend} + {redis_kind}; batch {settings.poll_batch_size}, "
@@ -121,6 +153,8 @@ def main() -> None:
     print(f"empty RQ jobs/s, fork-per-job Worker: {forking:8.1f}")
     print(f"polls/s, one SimpleWorker ({polled} invoices): {polls_per_second:8.1f}")
     print(f"ratio polls/s : empty SimpleWorker jobs/s = {polls_per_second / simple:.1f}x")
+    if wal_bytes is not None:
+        print(f"WAL bytes per poll: {wal_bytes / max(polled, 1):8.0f} ({wal_bytes} bytes over {polled} polls)")
 
 
 if __name__ == "__main__":
