@@ -22,6 +22,7 @@ import peewee as pw
 
 from core import ids
 from core.networks import network_of
+from infra import locks
 from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
@@ -111,7 +112,9 @@ def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.dat
     since it was read, the answer is applied again to the invoice as it is now."""
     for _ in range(APPLY_ATTEMPTS):
         try:
-            with db.atomic():
+            # It reads (the transactions recorded so far) before it writes: on SQLite the write lock
+            # is taken first, so a concurrent writer waits instead of failing the late upgrade.
+            with locks.write_transaction():
                 return _apply(invoice, status, now=now)
         except invoice_states.Outdated:
             invoice = Invoice.get_by_id(invoice.id)

@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Callable
 
-from infra import claims, metrics, nudges, queues
+from infra import claims, locks, metrics, nudges, queues
 from models.base import db
 from models.invoices import Invoice
 from models.polls import PollState
@@ -119,7 +119,7 @@ def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, ba
         poll_state.reschedule(invoice, token, at=next_poll_at(invoice, now=now, base_seconds=base_seconds,
                                                                hot_seconds=hot_seconds))
         return status.status
-    with db.atomic():     # the answer's writes and the next schedule commit together
+    with locks.write_transaction():     # the answer's writes and the next schedule commit together
         current = payments.apply_deposit_status(invoice, status, now=now)
         poll_state.reschedule(current, token, at=next_poll_at(current, now=now, base_seconds=base_seconds,
                                                                hot_seconds=hot_seconds))
