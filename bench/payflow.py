@@ -9,6 +9,12 @@ The baseline is the bare round trip of the same path without the pipeline: a pla
 this process to the same receiver (what the merchant would see if Tender's work took no time).
 Invoices are paid `--gap` seconds apart (they overlap in the pipeline), each timed from the pay call's
 start to the arrival of its `invoice.paid` delivery. The database is emptied first.
+
+Then Tender's own share (`--provider-changes N`, 0 to skip): N invoices get a deposit address (a
+committed quote, so they are hot), and one every `--gap` seconds this process changes the
+sandbox's record of its deposit so that the next status read answers `PROCESSING`, as a real
+provider changes a swap's status on its own: no test helper, no nudge, Tender learns it at its
+next poll. Each is timed from that change's commit to the receiver answering its `invoice.paid`.
 """
 from __future__ import annotations
 
@@ -121,6 +127,27 @@ def read_rates(api: requests.Session, base: str, url: str, redis_url: str, *, in
             for temperature in ("hot", "idle")}
 
 
+def provider_changes(api: requests.Session, base: str, url: str, arrivals: "Arrivals", *, invoices: int,
+                     gap: float) -> list[float]:
+    """Seconds from the provider's status change to the receiver's answer, per invoice."""
+    ids = []
+    for _ in range(invoices):
+        invoice_id = api.post(f"{base}/v1/invoices", json={"amount": "10.00", "currency": "USD"}, timeout=10).json()["id"]
+        api.post(f"{base}/v1/public/invoices/{invoice_id}/quote",
+                 json={"origin_asset": "xlm", "refund_to": "GBUYER", "dry": False}, timeout=10).raise_for_status()
+        ids.append(invoice_id)
+    changed = {}
+    for invoice_id in ids:
+        # The deposit as the sandbox holds it one read before PROCESSING (docs/payment-engine.md#the-sandbox).
+        stack.sql(url, "UPDATE sandbox_deposit d SET outcome = 'success', deposited_amount = d.amount_in, polls = 1, "
+                       "deposited_at = now() AT TIME ZONE 'utc', origin_tx_hash = md5(random()::text), "
+                       "destination_tx_hash = md5(random()::text), refund_tx_hash = md5(random()::text) "
+                       "FROM invoice i WHERE i.deposit_address = d.deposit_address AND i.public_id = %s", invoice_id)
+        changed[invoice_id] = time.monotonic()
+        time.sleep(gap)                                    # pacing, as for the payments
+    return [arrivals.wait(invoice_id, timeout=90) - changed[invoice_id] for invoice_id in ids]
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
@@ -130,6 +157,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--invoices", type=int, default=30)
     parser.add_argument("--gap", type=float, default=0.5)
+    parser.add_argument("--provider-changes", type=int, default=30,
+                        help="invoices timed from the provider's status change to the receiver (0: skip)")
     parser.add_argument("--read-window", type=float, default=60,
                         help="seconds over which provider reads per open invoice are counted (0: skip)")
     args = parser.parse_args()
@@ -141,7 +170,7 @@ def main() -> None:
     receiver = arrivals.server()
     receiver_url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
     processes = stack.Processes()
-    latencies, baseline, reads = [], [], {}
+    latencies, baseline, reads, shares = [], [], {}, []
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
         processes.start("worker", procfile("worker"), environment)
@@ -160,6 +189,8 @@ def main() -> None:
             api.post(f"{base}/v1/test_helpers/invoices/{invoice_id}/pay", json={}, timeout=10).raise_for_status()
             time.sleep(args.gap)                           # pacing: payments spread out, not one burst
         latencies = [arrivals.wait(invoice_id, timeout=90) - started[invoice_id] for invoice_id in invoices]
+        if args.provider_changes:
+            shares = provider_changes(api, base, url, arrivals, invoices=args.provider_changes, gap=args.gap)
         reads = read_rates(api, base, url, redis_url, invoices=10, window=args.read_window) if args.read_window else {}
         plain = requests.Session()
         plain.trust_env = False
@@ -175,6 +206,10 @@ def main() -> None:
     print(f"{args.invoices} invoices paid {args.gap} s apart (default intervals: chain poll 10 s, hot invoices 2 s, outbox relay 5 s)")
     print(f"  pay -> invoice.paid received: p50 {statistics.median(ms):7.1f} ms  p99 {percentile(ms, 0.99):7.1f} ms  "
           f"max {max(ms):7.1f} ms")
+    if shares:
+        own = [value * 1000 for value in shares]
+        print(f"  provider status change -> receiver's 200 ({len(own)} invoices): p50 {statistics.median(own):7.1f} ms  "
+              f"p99 {percentile(own, 0.99):7.1f} ms  max {max(own):7.1f} ms")
     raw = [value * 1000 for value in baseline]
     print(f"  bare POST to the same receiver: p50 {statistics.median(raw):7.2f} ms  p99 {percentile(raw, 0.99):7.2f} ms")
     print(f"  ratio p50 {statistics.median(ms) / statistics.median(raw):.0f}x the bare POST")
