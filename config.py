@@ -60,7 +60,10 @@ class Settings:
     rate_limit_public_mode: str = "enforce"
     rate_limit_write_per_minute: int = 120
     rate_limit_read_per_minute: int = 600
-    rate_limit_public_checkout_per_token: int = 10
+    # Checkout of one link: per client (10) so one caller cannot spend it for everyone, and a
+    # higher ceiling for the link as a whole (300).
+    rate_limit_public_checkout_per_client: int = 10
+    rate_limit_public_checkout_per_token: int = 300
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
     trusted_proxy_hops: int = 0      # X-Forwarded-For hops to trust (docs/api.md#rate-limits)
@@ -132,6 +135,8 @@ def load_settings(environ) -> Settings:
                                                 default.rate_limit_write_per_minute, **_PER_MINUTE),
         rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE",
                                                default.rate_limit_read_per_minute, **_PER_MINUTE),
+        rate_limit_public_checkout_per_client=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_CLIENT",
+                                                          default.rate_limit_public_checkout_per_client, **_PER_MINUTE),
         rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN",
                                                          default.rate_limit_public_checkout_per_token, **_PER_MINUTE),
         rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP",

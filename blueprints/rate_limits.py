@@ -1,7 +1,9 @@
 """Which bucket a request counts against, and the RateLimit-* headers on limited routes.
 
 Keyed routes count per API key (`write` for POST/PATCH/DELETE, `read` for GET); public routes
-count per client IP, and public checkout also per `plpub_` token (docs/api.md#rate-limits).
+count per client IP, and public checkout also per client and `plpub_` token, under a higher
+ceiling per token: one client spending its allowance on a link leaves it open to every other
+buyer (docs/api.md#rate-limits).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ def _buckets():
     return {
         "write": Bucket("write", config.rate_limit_write_per_minute, config.rate_limit_write_mode),
         "read": Bucket("read", config.rate_limit_read_per_minute, config.rate_limit_read_mode),
+        "public_checkout_client": Bucket("public_checkout_client", config.rate_limit_public_checkout_per_client,
+                                         config.rate_limit_public_mode),
         "public_checkout_token": Bucket("public_checkout_token", config.rate_limit_public_checkout_per_token,
                                         config.rate_limit_public_mode),
         "public_checkout_ip": Bucket("public_checkout_ip", config.rate_limit_public_checkout_per_ip,
@@ -30,7 +34,14 @@ def _buckets():
 
 
 def _apply(hits) -> None:
-    decision = rate_limits.tightest(rate_limits.hit(bucket, subject) for bucket, subject in hits)
+    """Count the request in each (bucket, subject) in turn, narrowest first, and stop at the first
+    refusal: a request refused for its client is not counted against the link everyone shares."""
+    decisions = []
+    for bucket, subject in hits:
+        decisions.append(rate_limits.hit(bucket, subject))
+        if decisions[-1] is not None and decisions[-1].refused:
+            break
+    decision = rate_limits.tightest(decisions)
     g.rate_limit = decision
     if decision is not None and decision.refused:
         raise TooManyRequests("rate_limited", f"Too many requests; retry in {decision.reset_seconds} seconds.")
@@ -50,11 +61,12 @@ def limit_public_request() -> None:
     if request.method in ("GET", "HEAD"):
         hits = [(buckets["public_read_ip"], ip)]
     else:
-        hits = [(buckets["public_checkout_ip"], ip)]
+        hits = [(buckets["public_checkout_ip"], ip)]     # then, on checkout, client and link, link
         # The buyer token is whichever path argument is a plpub_ token, whatever the route calls it.
         token = next((value for value in (request.view_args or {}).values()
                       if isinstance(value, str) and value.startswith("plpub_")), None)
         if token and request.url_rule.rule.endswith("/checkout"):
+            hits.append((buckets["public_checkout_client"], f"{ip} {token}"))
             hits.append((buckets["public_checkout_token"], token))
     _apply(hits)
 

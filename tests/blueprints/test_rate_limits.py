@@ -152,3 +152,26 @@ def test_public_mode_off_leaves_buyer_routes_unlimited(client, store, limits):
     link = factories.make_payment_link(store)
     responses = [client.get(f"/v1/public/payment-links/{link.plpub_id}") for _ in range(3)]
     assert [r.status_code for r in responses] == [200] * 3 and "RateLimit-Limit" not in responses[-1].headers
+
+
+def test_one_client_cannot_spend_a_links_checkout_limit_for_everyone(client, store, limits):
+    """Counted per client and token, narrowest first: a client past its own allowance is refused,
+    and its refused requests do not count against the link, which other buyers keep reaching."""
+    limits(rate_limit_public_checkout_per_client=2, rate_limit_public_checkout_per_token=5,
+           rate_limit_public_checkout_per_ip=100, trusted_proxy_hops=1)
+    link = factories.make_payment_link(store)
+    path = f"/v1/public/payment-links/{link.plpub_id}/checkout"
+
+    def checkout(buyer):
+        return client.post(path, json={}, headers={"X-Forwarded-For": buyer})
+
+    stranger = [checkout("198.51.100.66") for _ in range(12)]
+    assert [r.status_code for r in stranger] == [201, 201] + [429] * 10
+    refused = stranger[-1]
+    assert refused.json["error"]["code"] == "rate_limited"
+    assert int(refused.headers["Retry-After"]) >= 1 and refused.headers["RateLimit-Limit"] == "2"
+    assert "retry in" in refused.json["error"]["message"]
+    # Three other buyers still reach the link, up to its own ceiling of 5 a minute.
+    buyers = [checkout(f"203.0.113.{n}").status_code for n in (1, 2, 3)]
+    assert buyers == [201, 201, 201]
+    assert checkout("203.0.113.4").status_code == 429          # the link's ceiling: 2 + 3 = 5

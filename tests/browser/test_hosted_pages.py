@@ -357,3 +357,24 @@ def test_two_buyers_on_one_checkout_page_the_second_is_told_it_is_not_theirs(ser
     expect(second.locator("[data-field=typed_refund_to]")).to_have_text(EVM_ADDRESS)
     assert server.api("GET", f"/v1/invoices/{invoice['id']}").json()["status"] == "awaiting_payment"
     assert not pages.console_errors, pages.console_errors
+
+
+def test_a_buyer_refused_for_too_many_attempts_is_told_when_to_retry(server, pages):
+    """Last in the module: it spends this client's checkout allowance on one link (10 a minute)."""
+    created = server.api("POST", "/v1/payment-links", json={
+        "title": "Drip bags", "amount_mode": "fixed_amount", "amount": "9.00"})
+    assert created.status_code == 201, created.text
+    link = created.json()
+    path = f"{server.base_url}/v1/public/payment-links/{link['public_id']}/checkout"
+    statuses = []
+    for _ in range(12):
+        statuses.append(requests.post(path, json={}, timeout=10).status_code)
+        if statuses[-1] == 429:
+            break
+    assert statuses[-1] == 429, statuses
+    page = pages.open(link["public_url"])
+    _pay_on_link_page(page, EVM_ADDRESS)
+    error = page.locator("[data-field=pay-error]")
+    expect(error).to_contain_text(re.compile(r"Too many attempts; please try again in \d+ seconds?\."))
+    expect(error.get_by_role("button", name="Try again")).to_be_visible()
+    pages.assert_accessible(page, "payment link refused for too many attempts")
