@@ -92,8 +92,9 @@ class Tender_Gateway extends WC_Payment_Gateway {
 		$saved = parent::process_admin_options();
 		try {
 			if ( '' !== $key || in_array( $action, array( 'connect', 'reconnect' ), true ) ) {
-				if ( '' === Tender_Settings::api_base_url() ) {
-					throw new RuntimeException( 'Enter the Tender address first.' );
+				$problem = Tender_Settings::address_problem( Tender_Settings::api_base_url() );
+				if ( null !== $problem ) {
+					throw new RuntimeException( $problem );
 				}
 				$connection = ( new Tender_Connection() )->connect( $key, Tender_Connection::site_body() );
 				self::$messages[] = array( 'success', ( ! empty( $connection['credentials_rotated'] ) ? 'Reconnected: new credentials are in use.' : 'Connected to Tender.' ) );

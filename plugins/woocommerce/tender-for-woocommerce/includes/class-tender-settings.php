@@ -24,6 +24,23 @@ class Tender_Settings {
 		return rtrim( trim( (string) ( is_array( $settings ) ? ( $settings['api_base_url'] ?? '' ) : '' ) ), '/' );
 	}
 
+	/**
+	 * Why a Tender address cannot be used, or null: keys travel to it, so https:// only (plain
+	 * http:// for this machine itself, 127.0.0.1 / ::1 / localhost, as in development).
+	 */
+	public static function address_problem( string $url ): ?string {
+		$parts = parse_url( $url );
+		$host  = strtolower( trim( (string) ( $parts['host'] ?? '' ), '[]' ) );
+		if ( false === $parts || '' === $host || isset( $parts['user'] ) || isset( $parts['query'] ) || isset( $parts['fragment'] ) ) {
+			return 'Enter the Tender address as https://host (nothing after the host but an optional path).';
+		}
+		$scheme = strtolower( (string) ( $parts['scheme'] ?? '' ) );
+		if ( 'https' === $scheme || ( 'http' === $scheme && in_array( $host, array( '127.0.0.1', '::1', 'localhost' ), true ) ) ) {
+			return null;
+		}
+		return 'The Tender address must start with https:// (the plugin\'s key is sent to it).';
+	}
+
 	public static function api_key(): string {
 		return (string) get_option( self::API_KEY, '' );
 	}

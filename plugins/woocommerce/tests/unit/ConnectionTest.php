@@ -155,6 +155,15 @@ final class ConnectionTest extends TestCase {
 		$this->assertTrue( Tender_Settings::connection()['payout_configured'] );
 	}
 
+	public function test_keys_go_only_to_an_https_address_or_this_machine(): void {
+		foreach ( array( 'https://pay.example.com', 'https://pay.example.com/tender', 'http://127.0.0.1:8000', 'http://localhost:8000', 'http://[::1]:8000' ) as $ok ) {
+			$this->assertNull( Tender_Settings::address_problem( $ok ), $ok );
+		}
+		foreach ( array( '', 'pay.example.com', 'http://pay.example.com', 'ftp://pay.example.com', 'https://user:pw@pay.example.com', 'https://pay.example.com/?key=1', 'http://10.0.0.5' ) as $bad ) {
+			$this->assertNotNull( Tender_Settings::address_problem( $bad ), $bad );
+		}
+	}
+
 	public function test_both_error_shapes_are_read(): void {
 		$this->assertSame( array( 'invalid_api_key', 'Invalid API key.' ), Tender_Api::describe_error( array( 'error' => array( 'code' => 'invalid_api_key', 'message' => 'Invalid API key.' ) ) ) );
 		$this->assertSame( array( 'INTEGRATION_SITE_CONFLICT', 'another site' ), Tender_Api::describe_error( array( 'error' => 'another site', 'code' => 'INTEGRATION_SITE_CONFLICT' ) ) );
