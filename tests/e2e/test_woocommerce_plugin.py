@@ -403,12 +403,25 @@ def test_refunds_are_offered_only_when_tender_has_the_api(connected, paid, site,
     if not has_api:
         assert admin.locator("#do-api-refund").count() == 0
         return
-    admin.fill("#refund_amount", "5.00")
+    # The whole amount, refunded from the order screen; the merchant funds it (the sandbox's
+    # helper); Tender's refund and invoice events then bring the order to refunded.
+    admin.fill("#refund_amount", "25.00")
     admin.fill("#refund_reason", "damaged")
     admin.click("#do-api-refund")
-    assert json.loads(admin.locator("body").inner_text())["success"] is True
+    assert json.loads(admin.locator("body").inner_text())["success"] is True, admin.locator("body").inner_text()
     notes = site.order(paid["order_id"])["notes"]
-    assert any(note.startswith("Tender: refund ref_") and "Fund it: send" in note for note in notes), notes
+    created = [note for note in notes if note.startswith("Tender: refund ref_")]
+    assert len(created) == 1 and "Fund it: send" in created[0], notes
+    refund_id = re.search(r"ref_[A-Za-z0-9]+", created[0]).group(0)
+    api, key = connected["api"], connected["merchant_key"]
+    refund = api.call("GET", f"/v1/refunds/{refund_id}", key).json()
+    assert (refund["invoice_id"], refund["amount"], refund["reason"]) == (paid["invoice_id"], "25.00", "damaged")
+    funded = api.call("POST", f"/v1/test_helpers/refunds/{refund_id}/fund", key, json={"outcome": "success"})
+    assert funded.status_code == 202, funded.text
+    order = wait_for(lambda: (o := site.order(paid["order_id"]))["status"] == "refunded" and o, timeout=90,
+                     what="the order to be refunded")
+    assert any("invoice.refunded" in note for note in order["notes"]), order["notes"]
+    assert order["payment_complete_calls"] == 1
 
 
 def test_the_plugin_left_no_php_errors(site):

@@ -75,6 +75,9 @@ class Tender_Refunds {
 			$note .= isset( $funding['deposit_memo'] ) && '' !== (string) $funding['deposit_memo'] ? sprintf( ' (memo %s)', $funding['deposit_memo'] ) : '';
 			$note .= isset( $funding['expires_at'] ) ? sprintf( ' before %s.', $funding['expires_at'] ) : '.';
 		}
+		if ( isset( $refund['funding_url'] ) && is_string( $refund['funding_url'] ) ) {
+			$note .= ' Funding page: ' . $refund['funding_url'];
+		}
 		return $note;
 	}
 }
