@@ -10,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test test-pgbouncer fuzz stack woocommerce-zip woocommerce-phpunit
+.PHONY: install run test test-pgbouncer cluster cluster-check fuzz stack woocommerce-zip woocommerce-phpunit
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
@@ -36,6 +36,15 @@ test: $(STAMP)
 PGBOUNCER_TESTS ?= tests/services tests/models tests/infra tests/jobs
 test-pgbouncer: $(STAMP)
 	PYTEST_ARGS="$(or $(PYTEST_ARGS),$(PGBOUNCER_TESTS))" scripts/pgbouncer_tests
+
+# Tender on several hosts on this machine (root: each host is a network namespace it creates and
+# removes): `make cluster` keeps one up for CLUSTER_SECONDS; `make cluster-check` runs the chaos
+# workload through a Redis failover, an app host cut off and a PgBouncer pause. scripts/cluster.py.
+CLUSTER_SECONDS ?= 300
+cluster: $(STAMP)
+	$(BIN)/python scripts/cluster.py up --seconds $(CLUSTER_SECONDS)
+cluster-check: $(STAMP)
+	$(BIN)/python scripts/cluster.py check $(CLUSTER_ARGS)
 
 # The contract checked from outside: schemathesis against gunicorn on an ephemeral local port
 # (embedded default, or PostgreSQL/Redis with TEST_DATABASE_URL/TEST_REDIS_URL). scripts/fuzz.py.
