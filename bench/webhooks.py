@@ -31,9 +31,9 @@ def start_receiver():
     return process, int(process.stdout.readline())
 
 
-def setup(database_url: str):
+def setup(database_url: str, **environment):
     settings = load_settings({"DATABASE_URL": database_url, "ALLOW_PRIVATE_WEBHOOK_URLS": "1", "LOG_LEVEL": "WARNING",
-                               "SWAP_PROVIDER": "sandbox"})
+                               "SWAP_PROVIDER": "sandbox", **environment})
     if database_url.startswith("postgres"):
         from tests.conftest import _create_postgres_database
 

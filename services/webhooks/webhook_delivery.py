@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import logging
 import random
 import secrets
+import threading
 import time
 
 import peewee as pw
@@ -264,7 +265,8 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
                                disabled_reason="every delivery failed for 3 days").where(where).execute()
 
 
-IDLE_LOOK_SECONDS = 0.5     # while attempts are in flight, how often a run looks for newly due work
+LOOK_EVERY_SECONDS = 0.5        # while attempts are in flight, how often a run looks for newly due work
+RECORD_WITHIN_SECONDS = 0.25    # how long a finished attempt's result may wait for others to batch with
 
 def fan_out_and_deliver(policy: DeliveryPolicy, *, now=clock.utcnow) -> tuple[int, RunCounts]:
     """The nudged run: fan out every undispatched event, however young, and send the deliveries it
@@ -290,38 +292,43 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
 
     Claims and results are batched: results are written, and slots refilled, when half the
-    slots have finished (or nothing else is in flight), so a transaction covers many attempts.
-    While slow attempts hold slots and nothing finishes, the run still looks for newly due work
-    every IDLE_LOOK_SECONDS, fanning out new events first (fan-out jobs queue behind this run on
-    the same worker), so a slow endpoint's attempts never delay another's deliveries by more than that.
+    slots have finished (or nothing else is in flight), so a transaction covers many attempts;
+    but no result waits more than RECORD_WITHIN_SECONDS for others to join its batch, since an
+    unrecorded attempt still counts against its endpoint's and store's in-flight caps. While
+    attempts are in flight the run looks for newly due work every LOOK_EVERY_SECONDS, fanning
+    out new events first (fan-out jobs queue behind this run on the same worker), so slow
+    endpoints' attempts never delay another's deliveries by more than that.
 
     `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
-    false the run claims nothing else unless an idle look may have made new work due."""
+    false the run claims nothing else until its next look."""
     counts = RunCounts()
     session = session or shared_session(policy)
-    began = time.monotonic()
-    in_flight, finished = {}, []
+    began = last_look = time.monotonic()
+    in_flight, finished, oldest_finished = {}, [], 0.0
     half = max(1, policy.concurrency // 2)
     backlog = claim_more   # did the last claim fill every slot it asked for (so more may be due)?
-    idle = False           # did the last wait end with nothing finished?
-    with ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook") as pool:
+    pool = ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook")
+    try:
         for work in first:
             in_flight[pool.submit(send, session, work, policy)] = work
         while True:
-            if finished and (len(finished) >= half or not in_flight):
+            if finished and (len(finished) >= half or not in_flight
+                             or time.monotonic() - oldest_finished >= RECORD_WITHIN_SECONDS):
                 record(finished, policy, now=now(), counts=counts)
                 finished = []
             free = policy.concurrency - len(in_flight) - len(finished)
-            # Claim to refill slots only while the backlog lasts; once a claim came back short,
-            # claim again only when everything has finished (a last look for newly due work) or
-            # when slow attempts left the run idle. Each claim is a transaction: claiming into an
-            # empty backlog cost 2 of 4 per event.
-            wants_more = ((claim_more and ((not in_flight and not finished) or (backlog and free >= half)))
-                          or (idle and free > 0))
-            if wants_more and time.monotonic() - began < max_seconds:
-                if idle:
+            claiming = time.monotonic() - began < max_seconds
+            # Claim to refill slots while the backlog lasts; once a claim came back short, claim
+            # again only when everything has finished (a last look for newly due work) or at the
+            # next look. Each claim is a transaction: claiming into an empty backlog cost 2 of 4
+            # per event.
+            look = bool(in_flight) and free > 0 and time.monotonic() - last_look >= LOOK_EVERY_SECONDS
+            wants_more = (claim_more and ((not in_flight and not finished) or (backlog and free >= half))) or look
+            if wants_more and claiming:
+                if look:
                     outbox.relay(now=now(), grace=dt.timedelta(0))
                     claim_more = True          # the look may have made new deliveries due
+                last_look = time.monotonic()
                 claimed = claim_due(policy, now=now(), limit=free)
                 backlog = len(claimed) == free
                 for work in claimed:
@@ -330,9 +337,36 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
                 if finished:
                     continue
                 break
-            done, _ = wait(list(in_flight), timeout=IDLE_LOOK_SECONDS, return_when=FIRST_COMPLETED)
-            idle = not done
+            if not claiming:
+                # Time is up. Waiting here for slow attempts (up to their 10 s deadline) would hold
+                # back the jobs queued behind this run, the fan-out of other stores' new events
+                # among them: a finisher thread records those attempts when they end instead.
+                if finished:
+                    record(finished, policy, now=now(), counts=counts)
+                _finish_later(list(in_flight), policy, now=now)
+                break
+            # Wake for the first attempt to finish, or to record, or for the next look.
+            wakes = [oldest_finished + RECORD_WITHIN_SECONDS] if finished else []
+            if claiming and policy.concurrency - len(in_flight) - len(finished) > 0:
+                wakes.append(last_look + LOOK_EVERY_SECONDS)
+            timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
+            done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
             for future in done:
+                if not finished:
+                    oldest_finished = time.monotonic()
                 del in_flight[future]
                 finished.append(future.result())
+    finally:
+        pool.shutdown(wait=False)       # nothing left in flight, or the finisher waits for it
     return counts
+
+
+def _finish_later(futures: list, policy: DeliveryPolicy, *, now) -> None:
+    """Record the results of attempts still in flight once they end (each by its deadline), on a
+    thread of its own with its own database connection. Not a daemon: a worker that exits waits
+    for it, so these results are not lost to a lapsed claim."""
+    def finish():
+        outcomes = [future.result() for future in futures]
+        with db.connection_context():
+            record(outcomes, policy, now=now(), counts=RunCounts())
+    threading.Thread(target=finish, name="webhook-finisher").start()

@@ -9,7 +9,7 @@ records every request and answers from a per-path script of statuses.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import itertools
 import socket
@@ -24,6 +24,7 @@ class Received:
     path: str
     headers: dict
     body: bytes
+    at: float = field(default_factory=time.monotonic)      # when it arrived
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -41,6 +42,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._break(receiver.broken_paths[self.path])
             return
         status, answer, headers = receiver._answer_for(self.path)
+        if self.path in receiver.delays:
+            receiver.stopping.wait(receiver.delays[self.path])
         if receiver.hold_event is not None and self.path in receiver.hold_paths:
             receiver.held.set()
             receiver.hold_event.wait(60)
@@ -98,6 +101,7 @@ class Receiver:
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.broken_paths: dict[str, str] = {}
+        self.delays: dict[str, float] = {}
         self.server.daemon_threads = True
         self.server.receiver = self
         self.requests: list[Received] = []
@@ -128,6 +132,10 @@ class Receiver:
     def url(self, path: str = "/hook", *, scheme: str | None = None, host: str = "127.0.0.1") -> str:
         scheme = scheme or ("https" if self.tls is not None else "http")
         return f"{scheme}://{host}:{self.port}{path}"
+
+    def delay(self, path: str, seconds: float) -> None:
+        """Answer requests to `path` only after `seconds` (or as soon as the receiver stops)."""
+        self.delays[path] = seconds
 
     def break_off(self, path: str, how: str) -> None:
         """Requests to `path` end broken: "close_before_status" or "reset_after_headers"."""

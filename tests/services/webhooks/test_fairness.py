@@ -49,15 +49,14 @@ def test_a_trickling_endpoint_with_a_backlog_never_delays_another_stores_deliver
 
 def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stores_new_event_needs(
         client, auth, other_auth, settings):
-    """Claims used to take the oldest due deliveries first: a store whose endpoints all hang (4 × the
-    per-endpoint cap of 4 = 16 attempts) filled every one of a run's 8 slots, and another store's
-    new event waited for those attempts' deadline. Now stores take turns and one store holds at
-    most a quarter of the slots (never fewer than one endpoint's cap: 4 here)."""
+    """Claims used to take the oldest due deliveries first: a store whose endpoints all hang filled
+    the run's slots, and another store's new event waited for those attempts' deadline. Now
+    stores take turns and one store holds at most a quarter of the slots (4 of 16 here)."""
     policy = webhook_delivery.DeliveryPolicy(retry_schedule=(60,), timeout_seconds=10, claim_seconds=60,
-                                             concurrency=8, allow_private=True)
+                                             concurrency=16, allow_private=True, max_in_flight_per_endpoint=2)
     with Receiver() as hostile, Receiver() as fast:
         release = None
-        for number in range(4):
+        for number in range(8):                 # 8 endpoints × 2 in flight = every slot
             release = hostile.hold(f"/hang-{number}")
             make_endpoint(client, auth, hostile.url(f"/hang-{number}"))
         for number in range(10):
@@ -74,6 +73,14 @@ def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stor
             assert invoice["id"].encode() in arrived.body and time.monotonic() - began < 5
             hostile.held.wait(5)
             assert len(hostile.requests) <= policy.caps.per_store == 4
+            # Events committed while the run goes on are fanned out and sent at its next look, and
+            # each result is recorded at once: unrecorded (waiting for half the slots to finish),
+            # two of them held the endpoint's cap until the hanging attempts ended.
+            for number in range(6):
+                began = time.monotonic()
+                invoice = create_invoice(client, other_auth, external_order_id=f"later-{number}")
+                arrived = fast.wait_for(number + 2, path="/fast", timeout=5)
+                assert invoice["id"].encode() in arrived[-1].body and time.monotonic() - began < 5
         finally:
             release.set()
             run.join(30)
@@ -81,4 +88,4 @@ def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stor
 
 def pump_once(policy):
     with db.connection_context():
-        webhook_delivery.deliver_due(policy, max_seconds=15)
+        webhook_delivery.deliver_due(policy, max_seconds=40)

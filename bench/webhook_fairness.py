@@ -1,0 +1,134 @@
+"""Fairness across stores: how long another store's endpoint waits for each new event while one
+hostile store's 16 endpoints answer only after 9 s and a replay has queued 10,000 deliveries to
+them; beside the same run without the hostile store. Not a test: figures (docs/performance.md).
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_webhooks REDIS_URL=redis://127.0.0.1:6379/1 \\
+        .venv/bin/python -m bench.webhook_fairness [--seconds 60] [--replayed-events 625]
+
+The Procfile's `webhooks` worker and `scheduler` run as processes of their own on PostgreSQL and
+Redis; the receivers run in this process. Each phase creates one invoice of the measured store
+every 0.5 s for `--seconds` and takes, for each, the time from its commit to its arrival at the
+measured store's endpoint. Goal: p99 <= 5 s with the hostile store. Every process is stopped by
+its PID; each phase ends after `--seconds` plus at most 20 s of waiting for the last arrivals.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+from bench import int_options, stack
+from tests.support.receiver import Receiver
+
+HOSTILE_ENDPOINTS = 16
+HOSTILE_ANSWER_SECONDS = 9
+EVERY = 0.5
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def measure(store, receiver: Receiver, seconds: int, label: str) -> dict:
+    """One invoice of `store` every EVERY seconds; the seconds from each commit to its arrival."""
+    from bench.webhooks import make_events
+    from models.base import db
+    from models.events import Event
+
+    sent = {}
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        began = time.monotonic()
+        [event_id] = make_events(store, 1)
+        with db.connection_context():
+            event = Event.get_by_id(event_id)
+        sent[event.public_id] = began
+        time.sleep(max(0.0, EVERY - (time.monotonic() - began)))
+    deadline = time.monotonic() + 20
+    while True:
+        arrived = {}
+        for request in receiver.to("/measured"):
+            event_id = request.headers.get("X-Tender-Event-Id")
+            if event_id in sent and event_id not in arrived:
+                arrived[event_id] = request.at - sent[event_id]
+        if len(arrived) == len(sent) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    # An event that never arrived counts as infinitely late.
+    latencies = list(arrived.values()) + [float("inf")] * (len(sent) - len(arrived))
+    figures = {"events": len(sent), "arrived": len(arrived),
+               "p50": percentile(latencies, 0.50) if latencies else None,
+               "p99": percentile(latencies, 0.99) if latencies else None,
+               "max": max(latencies) if latencies else None}
+    print(f"{label}: {figures['arrived']} of {figures['events']} events arrived; commit to arrival "
+          f"p50 {figures['p50']:.2f} s, p99 {figures['p99']:.2f} s, max {figures['max']:.2f} s "
+          f"(goal p99 <= 5 s); load {stack.load()}", flush=True)
+    return figures
+
+
+def main():
+    args = int_options(seconds=60, replayed_events=625)
+    url = stack.database_url("tender_bench_webhooks")
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/1"
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()          # this benchmark's own Redis database
+    from bench.webhooks import make_events, setup
+
+    setup(url, REDIS_URL=redis_url)
+    from core.clock import utcnow
+    from models.base import db
+    from models.events import Event
+    from services.accounts import stores
+    from services.webhooks import endpoints, outbox, webhook_replays
+
+    environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1")
+    processes = stack.Processes()
+    began = utcnow() - dt.timedelta(seconds=1)
+    with Receiver() as measured_receiver, Receiver() as hostile_receiver:
+        try:
+            processes.start("webhooks", [str(stack.BIN / "rq"), "worker", "--url", redis_url, "--worker-ttl", "5",
+                                         "--worker-class", "rq.worker.SimpleWorker", "webhooks"], environment)
+            processes.start("scheduler", [str(stack.BIN / "rq"), "cron", "--url", redis_url, "scheduler/cron.py"],
+                            environment)
+            with db.connection_context():
+                measured = stores.create_store(name="measured", payout_wallet="measured.near", now=utcnow())
+                endpoints.create_endpoint(measured, {"url": measured_receiver.url("/measured"), "events": ["*"]},
+                                          now=utcnow(), allow_private=True)
+            make_events(measured, 1)                     # the worker is up once this arrives
+            measured_receiver.wait_for(1, path="/measured", timeout=60)
+
+            without = measure(measured, measured_receiver, args.seconds, "without the hostile store")
+
+            with db.connection_context():
+                hostile = stores.create_store(name="hostile", payout_wallet="hostile.near", now=utcnow())
+            make_events(hostile, args.replayed_events)   # before its endpoints exist: nothing sent yet
+            with db.connection_context():
+                hooks = []
+                for number in range(HOSTILE_ENDPOINTS):
+                    path = f"/hostile-{number}"
+                    hostile_receiver.delay(path, HOSTILE_ANSWER_SECONDS)
+                    hooks.append(endpoints.create_endpoint(
+                        hostile, {"url": hostile_receiver.url(path), "events": ["*"]}, now=utcnow(),
+                        allow_private=True))
+                while Event.select().where(Event.dispatched_at.is_null()).exists():
+                    time.sleep(0.2)
+                from models.webhooks import WebhookEndpoint
+                replayed = 0
+                for hook in WebhookEndpoint.select().where(WebhookEndpoint.store == hostile.id):
+                    replayed += webhook_replays.replay(hook, {"since": began}, now=utcnow()).events
+            outbox.nudge_delivery()
+            hostile_receiver.wait_for(4, timeout=60)      # its attempts hold slots now
+            print(f"hostile store: {HOSTILE_ENDPOINTS} endpoints answering after {HOSTILE_ANSWER_SECONDS} s, "
+                  f"{replayed} deliveries replayed", flush=True)
+            with_hostile = measure(measured, measured_receiver, args.seconds, "with the hostile store")
+            print(f"hostile attempts received during the run: {len(hostile_receiver.requests)}")
+            print(f"p99 ratio with/without: {with_hostile['p99'] / max(without['p99'], 0.001):.1f}")
+        finally:
+            hostile_receiver.stopping.set()
+            processes.stop_all()
+
+
+if __name__ == "__main__":
+    main()
