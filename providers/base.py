@@ -64,6 +64,19 @@ class QuoteRequest:
 
 
 @dataclass(frozen=True)
+class ReverseQuoteRequest:
+    """A merchant refund: a swap the other way, always committed (docs/refunds.md). EXACT_INPUT: the
+    merchant sends exactly `amount_in` of the store's output asset; the buyer receives what it buys."""
+    origin_asset: str         # the store's output asset, which the merchant sends
+    destination_asset: str    # the buyer's asset
+    amount_in: Decimal        # what the merchant sends, whole units
+    recipient: str            # the buyer's refund address on the destination network
+    refund_to: str            # the store's payout wallet: where a failed refund swap sends the money back
+    deadline: dt.datetime     # naive UTC; the funding deadline
+    reference: str | None = None  # our refund id, for the provider's logs
+
+
+@dataclass(frozen=True)
 class Quote:
     origin_asset: str
     destination_asset: str
@@ -137,6 +150,9 @@ class SwapProvider(Protocol):
     def supported_assets(self) -> list[Asset]: ...
 
     def quote(self, request: QuoteRequest) -> Quote: ...
+
+    def reverse_quote(self, request: ReverseQuoteRequest) -> Quote:
+        """A committed EXACT_INPUT quote with a deposit address: `amount_out` is an estimate."""
 
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
                        decimals: tuple[int, int] | None = None) -> DepositStatus:

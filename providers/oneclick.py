@@ -26,6 +26,7 @@ import requests
 from providers import base
 from providers.base import (
     Asset, DepositStatus, ProviderAuthFailed, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest,
+    ReverseQuoteRequest,
 )
 
 # A chain's own coin, so that ETH on eth is `eth` but ETH on base is `eth.base`.
@@ -135,8 +136,32 @@ class OneClickProvider:
         if request.amount_out <= 0:
             raise ProviderRejected("amount_out must be positive")
         body = self._quote_body(request, origin, destination)
+        answer = self._post_quote(body, origin, dry=request.dry)
+        with _parsing("quote"):
+            return self._parse_quote(answer, request, origin, destination)
+
+    def reverse_quote(self, request: ReverseQuoteRequest) -> Quote:
+        """A merchant refund (docs/refunds.md): EXACT_INPUT from the store's output asset to the
+        buyer's, `recipient` the buyer, `refundTo` the store's payout wallet, always committed."""
+        origin = self._asset(request.origin_asset)
+        destination = self._asset(request.destination_asset)
+        if request.amount_in <= 0:
+            raise ProviderRejected("amount_in must be positive")
+        body = self._swap_body("EXACT_INPUT", origin, destination,
+                               amount=to_smallest_units(request.amount_in, origin.decimals),
+                               deadline=request.deadline, dry=False, refund_to=request.refund_to,
+                               recipient=request.recipient)
+        answer = self._post_quote(body, origin, dry=False)
+        committed = QuoteRequest(origin_asset=request.origin_asset, destination_asset=request.destination_asset,
+                                 amount_out=Decimal(0), recipient=request.recipient, refund_to=request.refund_to,
+                                 deadline=request.deadline, dry=False, reference=request.reference)
+        with _parsing("quote"):
+            return self._parse_quote(answer, committed, origin, destination)
+
+    def _post_quote(self, body: dict[str, Any], origin: Asset, *, dry: bool) -> Any:
+        """POST /v0/quote; only a dry quote is retried (a wet one derives a fresh address each time)."""
         try:
-            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
+            return self._request("POST", "/v0/quote", json_body=body, retry=dry)
         except ProviderRejected as refusal:
             if body["depositMode"] == "MEMO" or "MEMO" not in str(refusal):
                 raise
@@ -144,9 +169,7 @@ class OneClickProvider:
             self._memo_networks.add(origin.network)
             self._assets_fetched_at = None      # rebuild the table so the asset says it needs a memo
             body["depositMode"] = "MEMO"
-            answer = self._request("POST", "/v0/quote", json_body=body, retry=request.dry)
-        with _parsing("quote"):
-            return self._parse_quote(answer, request, origin, destination)
+            return self._request("POST", "/v0/quote", json_body=body, retry=dry)
 
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
                        decimals: tuple[int, int] | None = None) -> DepositStatus:
@@ -190,19 +213,26 @@ class OneClickProvider:
     # --- quotes and statuses -------------------------------------------------------------
 
     def _quote_body(self, request: QuoteRequest, origin: Asset, destination: Asset) -> dict[str, Any]:
+        return self._swap_body("EXACT_OUTPUT", origin, destination,
+                               amount=to_smallest_units(request.amount_out, destination.decimals),
+                               deadline=request.deadline, dry=request.dry, refund_to=request.refund_to,
+                               recipient=request.recipient)
+
+    def _swap_body(self, swap_type: str, origin: Asset, destination: Asset, *, amount: str, deadline: dt.datetime,
+                   dry: bool, refund_to: str, recipient: str) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "dry": request.dry,
-            "swapType": "EXACT_OUTPUT",
+            "dry": dry,
+            "swapType": swap_type,
             "slippageTolerance": self._slippage_bps,
             "originAsset": origin.provider_asset_id,
             "depositType": "ORIGIN_CHAIN",
             "depositMode": "MEMO" if origin.network in self._memo_networks else "SIMPLE",
             "destinationAsset": destination.provider_asset_id,
-            "amount": to_smallest_units(request.amount_out, destination.decimals),
-            "deadline": format_utc(request.deadline),
+            "amount": amount,
+            "deadline": format_utc(deadline),
         }
-        body.update(_party("refund", request.refund_to, "ORIGIN_CHAIN", dry=request.dry))
-        body.update(_party("recipient", request.recipient, "DESTINATION_CHAIN", dry=request.dry))
+        body.update(_party("refund", refund_to, "ORIGIN_CHAIN", dry=dry))
+        body.update(_party("recipient", recipient, "DESTINATION_CHAIN", dry=dry))
         if self._referral:
             body["referral"] = self._referral
         return body

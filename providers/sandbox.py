@@ -16,7 +16,7 @@ import time
 
 from models.sandbox import SandboxDeposit
 from providers import base
-from providers.base import Asset, DepositStatus, ProviderRejected, Quote, QuoteRequest
+from providers.base import Asset, DepositStatus, ProviderRejected, Quote, QuoteRequest, ReverseQuoteRequest
 
 FEE_RATE = Decimal("0.005")        # the simulated swap fee the buyer pays on top (0.5%)
 OUTCOMES = ("success", "underpaid", "overpaid", "refunded", "failed")
@@ -28,6 +28,8 @@ SEQUENCES = {
     "refunded": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.REFUNDED),
     "failed": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.FAILED),
     "late": (base.KNOWN_DEPOSIT_TX, base.REFUNDED),     # after the deadline the provider refunds
+    # A refund's funding that stays short: the provider sends it back at its deadline.
+    "short": (base.KNOWN_DEPOSIT_TX, base.INCOMPLETE_DEPOSIT, base.REFUNDED),
 }
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -117,6 +119,26 @@ class SandboxProvider:
         return Quote(**{**quote.__dict__, "deposit_address": address, "deposit_memo": memo,
                         "correlation_id": correlation_id})
 
+    def reverse_quote(self, request: ReverseQuoteRequest) -> Quote:
+        """A merchant refund: the merchant sends exactly `amount_in`; the buyer gets its value less the fee."""
+        origin, destination = asset(request.origin_asset), asset(request.destination_asset)
+        if request.amount_in <= 0:
+            raise ProviderRejected("amount_in must be positive")
+        amount_out = (request.amount_in * origin.price_usd * (1 - FEE_RATE) / destination.price_usd).quantize(
+            _places(destination.decimals), rounding=ROUND_FLOOR)
+        address = NETWORKS[origin.network][0]()
+        memo = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9) if origin.needs_memo else None
+        correlation_id = secrets.token_hex(16)
+        SandboxDeposit.create(
+            deposit_address=address, deposit_memo=memo, correlation_id=correlation_id,
+            origin_asset=origin.code, destination_asset=destination.code, amount_in=request.amount_in,
+            amount_out=amount_out, recipient=request.recipient, refund_to=request.refund_to,
+            deadline=request.deadline, created_at=_now())
+        return Quote(origin_asset=origin.code, destination_asset=destination.code, amount_in=request.amount_in,
+                     amount_out=amount_out, amount_in_usd=request.amount_in * origin.price_usd,
+                     deadline=request.deadline, deposit_address=address, deposit_memo=memo,
+                     correlation_id=correlation_id, time_estimate_seconds=20)
+
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
                        decimals: tuple[int, int] | None = None) -> DepositStatus:
         if self.latency_seconds:
@@ -146,7 +168,8 @@ class SandboxProvider:
             outcome = ("underpaid" if amount is not None and amount < row.amount_in
                        else "overpaid" if amount is not None and amount > row.amount_in else "success")
         if amount is None:
-            amount = {"underpaid": (row.amount_in / 2).quantize(_places(origin.decimals), rounding=ROUND_FLOOR),
+            short = (row.amount_in / 2).quantize(_places(origin.decimals), rounding=ROUND_FLOOR)
+            amount = {"underpaid": short, "short": short,
                       "overpaid": (row.amount_in * OVERPAYMENT).quantize(_places(origin.decimals))}.get(
                 outcome, row.amount_in)
         destination_network = asset(row.destination_asset).network

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 import hashlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import itertools
@@ -222,7 +222,8 @@ class OneClickServer:
         if problem:
             return 400, {"message": problem}
         origin, destination = by_id[body["originAsset"]], by_id[body["destinationAsset"]]
-        quote = _exact_output_quote(body, origin, destination)
+        quote = (_exact_input_quote if body["swapType"] == "EXACT_INPUT" else _exact_output_quote)(
+            body, origin, destination)
         if not body["dry"]:
             quote.update(_deposit_for(origin, next(self._addresses)))
             server_deadline = format_deadline(dt.datetime.now(dt.timezone.utc) + QUOTE_LIFETIME)
@@ -320,6 +321,19 @@ def _exact_output_quote(body: dict[str, Any], origin: tuple, destination: tuple)
             "amountOutUsd": str(out_usd), "minAmountOut": body["amount"], "timeEstimate": 20}
 
 
+def _exact_input_quote(body: dict[str, Any], origin: tuple, destination: tuple) -> dict[str, Any]:
+    """amountOut = amountIn priced in the destination asset, rounded down; minAmountOut allows the slippage."""
+    amount_in = Decimal(body["amount"]).scaleb(-origin[3])
+    in_usd = amount_in * Decimal(origin[4])
+    amount_out = int((in_usd / Decimal(destination[4])).scaleb(destination[3]).to_integral_value(rounding=ROUND_FLOOR))
+    slack = 1 - Decimal(body["slippageTolerance"]) / 10000
+    min_out = int((Decimal(amount_out) * slack).to_integral_value(rounding=ROUND_FLOOR))
+    return {"amountIn": body["amount"], "amountInFormatted": str(amount_in), "amountInUsd": str(in_usd),
+            "minAmountIn": body["amount"], "amountOut": str(amount_out),
+            "amountOutFormatted": str(Decimal(amount_out).scaleb(-destination[3])), "amountOutUsd": str(in_usd),
+            "minAmountOut": str(min_out), "timeEstimate": 20}
+
+
 def _deposit_for(origin: tuple, serial: int) -> dict[str, str]:
     """Every wet quote gets a fresh deposit address (memo chains: a shared address and a fresh memo)."""
     if origin[1] in MEMO_CHAINS:
@@ -362,8 +376,8 @@ def _quote_problem(body: Any, by_id: dict[str, tuple]) -> str | None:
     origin, destination = by_id.get(body["originAsset"]), by_id.get(body["destinationAsset"])
     if origin is None or destination is None:
         return "tokenIn or tokenOut is not supported"
-    if body["swapType"] != "EXACT_OUTPUT":
-        return "this test server only quotes EXACT_OUTPUT"
+    if body["swapType"] not in ("EXACT_OUTPUT", "EXACT_INPUT"):
+        return "this test server only quotes EXACT_OUTPUT and EXACT_INPUT"
     for name, kind_name, chain_kind, chain in (("refundTo", "refundType", "ORIGIN_CHAIN", origin[1]),
                                                ("recipient", "recipientType", "DESTINATION_CHAIN", destination[1])):
         if body[name] == "":
