@@ -17,7 +17,7 @@ from apidoc import components
 from apidoc.operations import CURSOR_PREFIXES, OPERATIONS, PATH_PARAMETERS, Items, Page
 from models.events import API_VERSION, EVENT_TYPES
 from schemas.fields import AmountString, HttpUrl, Metadata, PublicId, UtcDateTime, UuidString
-from schemas.webhooks import EventSchema
+from schemas.webhooks import EventObject, EventSchema
 
 PUBLIC_PREFIX = "/v1/public/"
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
@@ -289,6 +289,9 @@ def _marshmallow_plugin() -> MarshmallowPlugin:
             return {"type": "object", "maxProperties": 50, "description": components.METADATA_TEXT,
                     "additionalProperties": {"oneOf": [{"type": "string", "maxLength": 500}, {"type": "number"},
                                                        {"type": "boolean"}]}}
+        if isinstance(field, EventObject):
+            return {"oneOf": [{"$ref": f"#/components/schemas/{_schema_name(schema)}"}
+                              for schema in field.documented_as]}
         if isinstance(field, fields.Function):
             return {"type": "string"}      # every Function field of ours renders an id, a URL or a name
         return {}

@@ -21,6 +21,8 @@ from schemas.payment_links import (CheckoutResultSchema, CheckoutSchema, Payment
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceViewSchema, \
     QuoteCreateSchema, QuoteResultSchema, SimulatedPaymentSchema
+from schemas.refunds import FundRefundSchema, PublicRefundSchema, RefundCreateSchema, RefundListQuerySchema, \
+    RefundSchema
 from schemas.transactions import TransactionListQuerySchema, TransactionSchema
 from schemas.webhooks import (DeliveryListQuerySchema, EventListQuerySchema, EventSchema,
                               WebhookDeliveryDetailSchema, WebhookDeliverySchema, WebhookEndpointCreateSchema,
@@ -70,12 +72,13 @@ PATH_PARAMETERS = {
     "endpoint_id": ("A webhook endpoint id (`wh_…`).", {"type": "string", "pattern": _ID.format(prefix="wh_")}),
     "delivery_id": ("A webhook delivery id (`whd_…`).", {"type": "string", "pattern": _ID.format(prefix="whd_")}),
     "event_id": ("An event id (`evt_…`).", {"type": "string", "pattern": _ID.format(prefix="evt_")}),
+    "refund_id": ("A refund id (`ref_…`).", {"type": "string", "pattern": _ID.format(prefix="ref_")}),
 }
 
 # The id prefix of each paged item: list cursors (`starting_after`, `ending_before`) take those ids.
 CURSOR_PREFIXES = {InvoiceSchema: "inv_", TransactionSchema: "txn_", PaymentLinkSchema: "plink_",
                    PaymentLinkInvoiceSchema: "inv_", WebhookEndpointSchema: "wh_", WebhookDeliverySchema: "whd_",
-                   EventSchema: "evt_"}
+                   EventSchema: "evt_", RefundSchema: "ref_"}
 
 _INVOICE_LINKS = {
     "GetInvoice": ("get_invoice", {"invoice_id": "$response.body#/id"}),
@@ -106,6 +109,8 @@ _EXPORT_FILE = {"type": "string", "description": "CSV with a header line (`forma
                                                  "line (`format=jsonl`).",
                 "example": "id,external_order_id,status,...\r\ninv_...,order-1001,paid,...\r\n"}
 
+_REFUND_LINKS = {name: (operation, {"refund_id": "$response.body#/id"}) for name, operation in (
+    ("GetRefund", "get_refund"), ("CancelRefund", "cancel_refund"))}
 _CHECKOUT_503 = "`checkout_unavailable`: the swap provider cannot quote right now; see `Retry-After`."
 
 OPERATIONS = {
@@ -137,6 +142,33 @@ OPERATIONS = {
                 503: "`provider_unavailable`: the provider could not rule a deposit out; retry after `Retry-After`."}),
     ("GET", "/v1/invoices/<invoice_id>/transactions"): Op(
         "Transactions of an invoice", "Invoices", Items(TransactionSchema)),
+
+    ("POST", "/v1/invoices/<invoice_id>/refunds"): Op(
+        "Refund a paid invoice, in part or whole", "Refunds", RefundSchema, status=201, body=RefundCreateSchema,
+        links=_REFUND_LINKS,
+        errors={400: "`invoice_not_refundable` (not paid and settled), `refund_exceeds_refundable` (more than "
+                     "the invoice still has to refund), `unsupported_asset`, `payout_wallet_not_configured` or "
+                     "`validation_error` (`refund_to` missing or not an address of the asset's network).",
+                403: "`integration_key_forbidden`: an integration key refunds only its installation's invoices.",
+                503: "`provider_unavailable`: the swap provider cannot quote the refund now; retry later."},
+        description="Quotes a swap from the store's payout asset to the buyer's asset and answers with what "
+                    "the merchant must send (`funding`): send exactly `funding.amount` of `funding.asset` to "
+                    "`funding.deposit_address` (with `funding.deposit_memo` where not null) before "
+                    "`funding.expires_at`. Refunds of one invoice never add up to more than it received."),
+    ("GET", "/v1/invoices/<invoice_id>/refunds"): Op(
+        "Refunds of an invoice, newest first", "Refunds", Page(RefundSchema), query=RefundListQuerySchema),
+    ("GET", "/v1/refunds"): Op(
+        "List refunds, newest first", "Refunds", Page(RefundSchema), query=RefundListQuerySchema,
+        links={"GetFirstRefund": ("get_refund", {"refund_id": "$response.body#/data/0/id"})},
+        description="An integration key sees the refunds of its installation's invoices only."),
+    ("GET", "/v1/refunds/<refund_id>"): Op("Get a refund", "Refunds", RefundSchema),
+    ("POST", "/v1/refunds/<refund_id>/cancel"): Op(
+        "Cancel a refund nobody funded yet", "Refunds", RefundSchema,
+        errors={400: "`refund_not_cancellable`: the refund is not awaiting funds any more.",
+                409: "`refund_not_cancellable`: the provider already knows funding sent to its address.",
+                503: "`provider_unavailable`: the provider could not rule funding out; retry after `Retry-After`."},
+        description="Frees the refund's amount. The address stays watched: funding that crossed the cancel "
+                    "is recorded, and the provider sends it back to the payout wallet."),
 
     ("GET", "/v1/transactions"): Op(
         "List transactions", "Transactions", Page(TransactionSchema), query=TransactionListQuerySchema,
@@ -184,6 +216,10 @@ OPERATIONS = {
     ("GET", "/v1/public/invoices/<invoice_id>"): Op(
         "Buyer view of an invoice", "Buyer", PublicInvoiceViewSchema,
         description="Buyer-safe fields only: no metadata, merchant ids or order references."),
+    ("GET", "/v1/public/refunds/<refund_id>"): Op(
+        "Funding view of a refund", "Buyer", PublicRefundSchema,
+        description="What the funding page (`funding_url`) shows: the amount, what to send and where, and the "
+                    "status. No buyer address, reason or merchant ids; the refund id is the secret."),
     ("POST", "/v1/public/invoices/<invoice_id>/quote"): Op(
         "Price an invoice in an asset, or commit to it", "Buyer", QuoteResultSchema, body=QuoteCreateSchema,
         errors={400: "`unsupported_asset`, `invoice_not_payable` or `validation_error`.",
@@ -203,6 +239,14 @@ OPERATIONS = {
         body=SimulatedPaymentSchema,
         errors={400: "`invoice_not_payable`: the invoice is past paying, or expired."},
         description=f"{_SANDBOX_ONLY}. Records a simulated deposit; {_THEN_THE_JOBS}"),
+
+    ("POST", "/v1/test_helpers/refunds/<refund_id>/fund"): Op(
+        "Simulate the merchant's funding of a refund (sandbox only)", "Test helpers", RefundSchema, status=202,
+        body=FundRefundSchema,
+        description=f"{_SANDBOX_ONLY}. `success` delivers to the buyer; `short` sends half (or `amount`), which "
+                    "the provider sends back at the deadline; `failed` makes the refund swap fail, and the "
+                    "provider sends the funding back to the payout wallet. The ordinary refund poller then "
+                    "moves the refund."),
 
     ("POST", "/v1/webhook-endpoints"): Op(
         "Create a webhook endpoint", "Webhooks", WebhookEndpointWithSecretSchema, status=201,

@@ -3,8 +3,8 @@
 
 def register_blueprints(app):
     from blueprints import (docs, exports, health, integrations, invoices, operator, pages, payment_links, public,
-                            public_payment_links, reports, sandbox_payments, transactions, webhooks)
+                            public_payment_links, refunds, reports, sandbox_payments, transactions, webhooks)
 
     for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, integrations,
-                   public, sandbox_payments, operator, docs, pages, exports, reports):
+                   public, sandbox_payments, operator, docs, pages, exports, reports, refunds):
         app.register_blueprint(module.bp)

@@ -9,7 +9,8 @@ from core.clock import utcnow
 from core.errors import BadRequest, validation_error
 from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
     QuoteSchema
-from services.engine import buyer_payments, invoices, polling, quotes, sandbox_payments
+from schemas.refunds import PublicRefundSchema
+from services.engine import buyer_payments, invoices, polling, quotes, refunds, sandbox_payments
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")
 
@@ -27,6 +28,12 @@ def list_assets():
 @bp.get("/invoices/<invoice_id>")
 def get_public_invoice(invoice_id):
     return _invoice_view(invoices.get_public(invoice_id))
+
+
+@bp.get("/refunds/<refund_id>")
+def get_public_refund(refund_id):
+    """The funding page's status: what to send and where, and how far it went (no buyer address)."""
+    return PublicRefundSchema().dump(refunds.get_public(refund_id))
 
 
 @bp.post("/invoices/<invoice_id>/quote")

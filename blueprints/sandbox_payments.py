@@ -11,7 +11,8 @@ from core.clock import utcnow
 from core.errors import NotFound
 from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
-from services.engine import invoices, polling, sandbox_payments
+from schemas.refunds import FundRefundSchema, RefundSchema
+from services.engine import invoices, polling, refunds, sandbox_payments
 
 bp = Blueprint("test_helpers", __name__, url_prefix="/v1/test_helpers")
 
@@ -35,3 +36,15 @@ def pay_invoice(invoice_id):
     invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), **data)
     polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return InvoiceSchema().dump(invoice), 202
+
+
+@bp.post("/refunds/<refund_id>/fund")
+@sandbox_only
+@requires_scope("refunds:write")
+@idempotent()
+def fund_refund(refund_id):
+    refund = refunds.get_for_store(g.store, refund_id, g.api_key)
+    data = load_body(FundRefundSchema())
+    sandbox_payments.simulate_funding(refund, provider(), now=utcnow(), **data)
+    polling.request_poll("refunds")   # after commit: poll now, not at the next tick
+    return RefundSchema().dump(refunds.get_for_store(g.store, refund_id, g.api_key)), 202

@@ -32,7 +32,8 @@ class DomainError(Exception):
 class BadRequest(DomainError, status=400, error_type="invalid_request", codes=(
         "validation_error", "invalid_json", "invalid_cursor", "payout_wallet_not_configured",
         "invoice_not_cancellable", "activation_refused", "pricing_locked", "amount_out_of_range",
-        "idempotency_key_reused", "unsupported_asset", "invoice_not_payable", "invoice_expiring")):
+        "idempotency_key_reused", "unsupported_asset", "invoice_not_payable", "invoice_expiring",
+        "invoice_not_refundable", "refund_exceeds_refundable", "refund_not_cancellable")):
     """The request itself is wrong, or asks for something the object's state does not allow."""
 
 
@@ -50,7 +51,7 @@ class Forbidden(DomainError, status=403, error_type="permission_error", codes=(
 class NotFound(DomainError, status=404, error_type="not_found", codes=(
         "invoice_not_found", "transaction_not_found", "payment_link_not_found", "webhook_endpoint_not_found",
         "webhook_delivery_not_found", "event_not_found", "integration_not_found", "route_not_found",
-        "store_not_found", "api_key_not_found")):            # the last two: the operator CLI's
+        "refund_not_found", "store_not_found", "api_key_not_found")):            # the last two: the operator CLI's
     """No such object in the caller's store: another store's object is answered the same way."""
 
     def __init__(self, code: str, message: str = "No such object."):
@@ -67,7 +68,7 @@ class RequestTimeout(DomainError, status=408, error_type="invalid_request", code
 
 class Conflict(DomainError, status=409, error_type="conflict", codes=(
         "idempotency_key_in_use", "EXTERNAL_ORDER_INTEGRATION_CONFLICT", "INTEGRATION_SITE_CONFLICT",
-        "invoice_not_cancellable", "invoice_already_committed")):
+        "invoice_not_cancellable", "invoice_already_committed", "refund_not_cancellable")):
     """Another request holds or already made what this one asks for."""
 
 

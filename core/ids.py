@@ -4,7 +4,7 @@ import secrets
 import uuid
 
 # The API's pattern for path and cursor ids (plpub_ tokens have their own rule).
-_ID_PATTERN = re.compile(r"^(inv_|txn_|plink_|wh_|whd_|evt_|int_)[0-9a-z]{20,32}$")
+_ID_PATTERN = re.compile(r"^(inv_|txn_|plink_|wh_|whd_|evt_|int_|ref_)[0-9a-z]{20,32}$")
 _PLPUB_PATTERN = re.compile(r"^plpub_([0-9a-z]{12}|[0-9a-z]{32})$")
 
 

@@ -10,6 +10,11 @@ def checkout_url(invoice_public_id: str) -> str:
     return f"{_base['checkout']}/checkout/{invoice_public_id}"
 
 
+def refund_funding_url(refund_public_id: str) -> str:
+    """The merchant's page for funding a refund (docs/refunds.md)."""
+    return f"{_base['checkout']}/fund/{refund_public_id}"
+
+
 def payment_link_url(public_id: str) -> str:
     return f"{_base['checkout']}/pay/{public_id}"
 

@@ -101,6 +101,8 @@ _COUNTERS = {
                            ("outcome",)),
     "invoice_moves": ("tender_invoice_moves_total", "Invoice state moves applied, by trigger and new status.",
                       ("trigger", "status")),
+    "refund_moves": ("tender_refund_moves_total", "Merchant refund state moves applied, by trigger and new status.",
+                     ("trigger", "status")),
     "invoices_held": ("tender_invoices_held_total", "Invoices set aside for review, by reason.", ("reason",)),
     "provider_reads": ("tender_provider_deposit_reads_total",
                        "Deposit status reads from the swap provider by the pollers, by phase and by whether the "

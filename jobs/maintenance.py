@@ -4,7 +4,7 @@ from core.clock import utcnow
 from infra import idempotency
 from jobs import ensure_runtime, measured, provider
 from models.base import db
-from services.engine import expiry
+from services.engine import expiry, refunds
 
 
 @measured
@@ -12,6 +12,14 @@ def sweep_expired_invoices() -> int:
     settings = ensure_runtime()
     with db.connection_context():
         return expiry.expire_due(provider(), now=utcnow(), timeout_seconds=settings.expiry_provider_timeout_seconds)
+
+
+@measured
+def sweep_expired_refunds() -> int:
+    """Unfunded merchant refunds past their funding deadline (docs/refunds.md)."""
+    settings = ensure_runtime()
+    with db.connection_context():
+        return refunds.expire_due(provider(), now=utcnow(), timeout_seconds=settings.expiry_provider_timeout_seconds)
 
 
 @measured

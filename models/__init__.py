@@ -4,10 +4,12 @@ from models.integrations import Integration
 from models.invoices import Invoice
 from models.payment_links import IdempotencyKey, PaymentLink
 from models.polls import PollState
+from models.refunds import Refund
 from models.sandbox import SandboxDeposit
 from models.stores import ApiKey, Store
 from models.transactions import Transaction
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
-              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration, PollState]
+              WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration, PollState,
+              Refund]

@@ -10,6 +10,7 @@ API_VERSION = "1.0.0"
 EVENT_TYPES = (
     "invoice.created", "invoice.awaiting_payment", "invoice.paid", "invoice.settled",
     "invoice.underpaid", "invoice.expired", "invoice.failed", "invoice.refunded", "invoice.cancelled",
+    "refund.created", "refund.succeeded", "refund.failed", "refund.expired", "refund.cancelled",
 )
 
 

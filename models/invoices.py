@@ -34,6 +34,7 @@ class Invoice(BaseModel):
     deposit_memo = pw.CharField(max_length=256, null=True)
     deposit_seen_at = pw.DateTimeField(null=True)
     paid_at = pw.DateTimeField(null=True)
+    refunded_amount = AmountField(null=True)               # merchant refunds that succeeded (0012)
     expires_at = pw.DateTimeField()
     # The payment engine's bookkeeping (migrations/0002_engine.py); never in a response as such.
     origin_asset = pw.CharField(max_length=64, null=True)

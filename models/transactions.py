@@ -3,6 +3,7 @@ import peewee as pw
 from models.base import BaseModel
 from models.fields import AmountField
 from models.invoices import Invoice
+from models.refunds import Refund
 from models.stores import Store
 
 TYPES = ("payment_origin", "settlement", "refund")
@@ -15,6 +16,8 @@ class Transaction(BaseModel):
     store = pw.ForeignKeyField(Store, backref="transactions", on_delete="CASCADE")
     invoice = pw.ForeignKeyField(Invoice, backref="transactions", on_delete="CASCADE")
     type = pw.CharField(max_length=20)                     # payment_origin | settlement | refund
+    # The merchant refund a `refund` movement delivered (null for the provider's own refunds).
+    refund = pw.ForeignKeyField(Refund, backref="transactions", null=True, on_delete="SET NULL", index=False)
     network = pw.CharField(max_length=40, null=True)
     token = pw.CharField(max_length=64)
     amount = AmountField()

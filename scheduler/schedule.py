@@ -2,8 +2,8 @@
 embedded scheduler thread (scheduler/embedded.py)."""
 from __future__ import annotations
 
-from jobs.chain import poll_deposits
-from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoices
+from jobs.chain import poll_deposits, poll_refunds
+from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoices, sweep_expired_refunds
 from jobs.settlement import poll_settlements
 from jobs.webhooks import relay_outbox
 
@@ -33,6 +33,8 @@ def sweeps(settings) -> list[dict]:
         sweep(poll_deposits, "chain", min(settings.hot_poll_interval_seconds, settings.chain_poll_interval_seconds)),
         sweep(poll_settlements, "settlement",
               min(settings.hot_poll_interval_seconds, settings.settlement_poll_interval_seconds)),
+        sweep(poll_refunds, "chain", min(settings.hot_poll_interval_seconds, settings.chain_poll_interval_seconds)),
         sweep(sweep_expired_invoices, "maintenance", settings.expiry_sweep_interval_seconds),
+        sweep(sweep_expired_refunds, "maintenance", settings.expiry_sweep_interval_seconds),
         sweep(purge_expired_idempotency_keys, "maintenance", IDEMPOTENCY_PURGE_SECONDS),
     ]

@@ -77,6 +77,9 @@ class SettlementDaySchema(Schema):
     difference = fields.String(metadata={"description": "Sum of those settled invoices' difference_amount "
                                                         "(negative when fees were taken).", "example": "-6.25"})
     refunds = fields.Integer(metadata={"description": "Refund transactions recorded that day."})
+    refunded = fields.String(metadata={"description": "Sum of the merchant refunds delivered that day, in the "
+                                                      "invoice currency (the transactions export's `refund_amount`).",
+                                       "example": "15.00"})
     processing = fields.Integer(metadata={"description": "Invoices paid that day still converting now."})
     held_for_review = fields.Integer(metadata={"description": "Invoices paid that day held for review now."})
 

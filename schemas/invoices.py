@@ -53,6 +53,8 @@ class InvoiceSchema(Schema):
     order_amount = AmountString()
     order_currency = fields.String()
     paid_amount = AmountString(allow_none=True)
+    refunded_amount = AmountString(allow_none=True, metadata={
+        "description": "What the merchant's refunds of it returned so far (docs/refunds.md); null before the first."})
     output_asset = fields.String()
     checkout_url = fields.Function(_checkout_url)
     payment_url = fields.Function(_checkout_url)

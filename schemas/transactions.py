@@ -17,6 +17,10 @@ class TransactionSchema(Schema):
     id = fields.Function(lambda txn: txn.public_id)
     invoice_id = fields.Function(lambda txn: txn.invoice.public_id)
     type = fields.String()
+    # Joined (services/engine/transactions.py): the refund's id, or None on every other movement.
+    refund_id = fields.Function(lambda txn: getattr(txn.refund, "public_id", None), allow_none=True,
+                                metadata={"description": "On a `refund` that delivered a merchant refund: its "
+                                                         "`ref_…` id; null otherwise."})
     network = fields.String(allow_none=True)
     token = fields.String()
     amount = AmountString(fiat=False)

@@ -6,6 +6,7 @@ from models.webhooks import DELIVERY_STATUSES
 from schemas.common import ListQuerySchema
 from schemas.fields import StrictString, UtcDateTime
 from schemas.invoices import InvoiceSchema
+from schemas.refunds import RefundSchema
 
 # URL and event kinds load as plain strings: their rules (and the error codes invalid_webhook_url,
 # unknown_event_type) belong to services/webhooks/endpoints.py, shared by create and update.
@@ -105,8 +106,14 @@ class WebhookDeliveryDetailSchema(WebhookDeliverySchema):
     attempt_history = fields.List(fields.Nested(WebhookAttemptSchema))
 
 
+class EventObject(fields.Raw):
+    """`data.object`, stored as sent: the invoice on `invoice.*` events, the refund on `refund.*`."""
+
+    documented_as = (InvoiceSchema, RefundSchema)
+
+
 class EventDataSchema(Schema):
-    object = fields.Nested(InvoiceSchema)
+    object = EventObject()
 
 
 class EventSchema(Schema):

@@ -16,6 +16,7 @@ from models.invoices import Invoice
 from models.payment_links import AMOUNT_MODES, CUSTOMER_DEFINED, FIXED, PaymentLink
 from models.stores import Store
 from models.transactions import Transaction
+from services.engine import transactions
 
 PRICING_FIELDS = ("amount_mode", "amount", "min_amount", "max_amount")
 
@@ -140,7 +141,7 @@ def list_invoices(link: PaymentLink, page: PageRequest) -> Page:
 
 def list_transactions(link: PaymentLink, page: PageRequest) -> Page:
     scope = (Transaction.store == link.store_id) & (Invoice.payment_link_id == link.public_id)
-    query = Transaction.select(Transaction, Invoice.public_id).join(Invoice).where(scope)
+    query = transactions.with_invoice().where(scope)
     cursor_scope = Transaction.store == link.store_id
     return paginate(query, Transaction, page, prefix="txn_", scope=cursor_scope)
 

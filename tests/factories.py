@@ -9,6 +9,7 @@ from core.clock import utcnow
 from models.base import db
 from models.invoices import Invoice
 from models.polls import PollState
+from models.refunds import Refund
 from models.stores import Store
 from models.transactions import Transaction
 from services.accounts import api_keys, stores
@@ -77,3 +78,18 @@ def make_payment_link(store: Store, *, now: dt.datetime | None = None, **over):
     data.update(over)
     with db.connection_context():
         return payment_links.create_link(store, data, now=now or utcnow(), supported_currencies=("USD", "EUR"))
+
+
+def make_refund(invoice: Invoice, *, now: dt.datetime | None = None, **over) -> Refund:
+    """A refund row as the refund service writes one (no provider asked), `awaiting_funds` unless told."""
+    now = now or utcnow()
+    fields = dict(
+        id=ids.new_uuid(), public_id=ids.new_public_id("ref_"), store=invoice.store_id, invoice=invoice.id,
+        status="awaiting_funds", amount=Decimal("5.00"), currency=invoice.currency, asset="usdc.eth",
+        refund_to="0x" + "b" * 40, estimated_amount_out=Decimal("4.975"), funding_asset=invoice.output_asset,
+        funding_amount=Decimal("5.00"), deposit_address="sandbox-" + ids.new_public_id("")[:16],
+        expires_at=now + dt.timedelta(hours=1), quoted_at=now, created_at=now, updated_at=now,
+    )
+    fields.update(over)
+    with db.connection_context():
+        return Refund.create(**fields)

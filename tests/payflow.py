@@ -8,6 +8,7 @@ from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from models.polls import PollState
+from models.refunds import Refund
 from models.transactions import Transaction
 from providers.sandbox import SandboxProvider
 from services.engine import poll_state, polling
@@ -43,10 +44,12 @@ def next_poll_of(invoice):
 def poll_until_quiet(phase: str, *, now=None, rounds: int = 10, provider=None) -> int:
     """Run one phase's poller repeatedly, making the invoices due each time, until nothing is due."""
     provider = provider or SandboxProvider()
+    schedules = Refund if phase == "refunds" else PollState
     total = 0
     for _ in range(rounds):
         with db.connection_context():
-            PollState.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).execute()
+            schedules.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
+                schedules.next_poll_at.is_null(False)).execute()
             polled = polling.poll_due(phase, provider, clock=lambda: now or utcnow(), base_seconds=5,
                                       batch_size=50, concurrency=2)
         total += polled

@@ -23,6 +23,7 @@ CONNECT_RETRY_WINDOW = dt.timedelta(minutes=15)
 MERCHANT_SCOPES = (
     "invoices:write", "invoices:read", "invoices:create", "transactions:read",
     "payment_links:write", "payment_links:read", "webhooks:read", "webhooks:write", "events:read",
+    "refunds:write", "refunds:read",
 )
 PLATFORM_SCOPES = frozenset().union(*(platform_scopes(p) for p in PLATFORMS))
 KNOWN_SCOPES = frozenset(MERCHANT_SCOPES) | PLATFORM_SCOPES
@@ -33,7 +34,9 @@ def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
         return MERCHANT_SCOPES
     if kind == "bootstrap":
         return (f"{platform}:connect", f"{platform}:status")
-    return ("invoices:create", "invoices:read", "transactions:read") + platform_scopes(platform)
+    # Refunds: of the installation's own invoices only (services/engine/refunds.py).
+    return ("invoices:create", "invoices:read", "transactions:read", "refunds:write", "refunds:read") \
+        + platform_scopes(platform)
 
 
 # What each kind of key may ever hold. Platform scopes belong to the keys a storefront is given:

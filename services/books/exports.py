@@ -28,6 +28,7 @@ from peewee import fn
 from core import clock, money
 from models.base import db, is_postgres, replace_connection
 from models.invoices import Invoice
+from models.refunds import Refund
 from models.stores import Store
 from models.transactions import Transaction
 from services.engine import invoices, transactions
@@ -126,6 +127,7 @@ INVOICE_COLUMNS = (
     Column("paid_at", Invoice.paid_at, "timestamp"), Column("expires_at", Invoice.expires_at, "timestamp"),
     # Stored as canonical JSON text (a cell starting with "{", never a formula): exported as stored.
     Column("metadata", Invoice.metadata, "json"),
+    Column("refunded_amount", Invoice.refunded_amount, "fiat"),
 )
 
 TRANSACTION_COLUMNS = (
@@ -145,6 +147,9 @@ TRANSACTION_COLUMNS = (
     Column("confirmed_at", Transaction.confirmed_at, "timestamp"),
     Column("created_at", Transaction.created_at, "timestamp"),
     Column("updated_at", Transaction.updated_at, "timestamp"),
+    # A merchant refund's delivery: the refund and its amount in the invoice currency (docs/refunds.md).
+    Column("refund_id", Refund.public_id),
+    Column("refund_amount", Refund.amount, "fiat"),
 )
 
 
@@ -162,7 +167,8 @@ def invoice_export(store: Store, filters: dict) -> Export:
 
 def transaction_export(store: Store, filters: dict) -> Export:
     """The store's transactions matching the list filters, oldest first, with their invoice's id."""
-    query = Transaction.select(*(c.field for c in TRANSACTION_COLUMNS)).join(Invoice)
+    query = (Transaction.select(*(c.field for c in TRANSACTION_COLUMNS)).join(Invoice).switch(Transaction)
+             .join(Refund, pw.JOIN.LEFT_OUTER, on=(Transaction.refund == Refund.id)))
     query = transactions.filtered(query, store, filters)
     return Export(TRANSACTION_COLUMNS, query.order_by(Transaction.created_at, Transaction.id))
 

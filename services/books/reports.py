@@ -1,7 +1,8 @@
 """The daily settlement statement (docs/exports.md#the-settlement-statement).
 
 One SQL query per request: invoices paid (by `paid_at`), settlement and refund transactions (by
-their `created_at`) are folded into one row per UTC day and invoice currency. `received` is the
+their `created_at`, a merchant refund's delivery with the refund's amount) are folded into one row
+per UTC day and invoice currency. `received` is the
 sum of the settlement transactions' amounts, exactly as the transactions export lists them, so
 the two reconcile to the last digit.
 
@@ -23,21 +24,22 @@ from models.stores import Store
 
 _ROWS = """
 SELECT day, currency, SUM(paid), {sum}(gross), {sum}(received), {sum}(difference), SUM(refunds),
-       SUM(processing), SUM(held)
+       SUM(processing), SUM(held), {sum}(refunded)
 FROM (
     SELECT date(paid_at) AS day, currency, 1 AS paid, paid_amount AS gross, NULL AS received,
            NULL AS difference, 0 AS refunds,
            CASE WHEN swap_status = 'processing' THEN 1 ELSE 0 END AS processing,
-           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END AS held
+           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END AS held, NULL AS refunded
     FROM invoice
     WHERE store_id = {p} AND paid_at >= {p} AND paid_at < {p}
     UNION ALL
-    -- A refund counts in `refunds` only: its amount is in the buyer's asset, not the invoice currency.
+    -- A refund transaction's own amount is in the buyer's asset: a merchant refund's delivery
+    -- counts in `refunded` with the refund's amount, in the invoice currency.
     SELECT date(t.created_at), i.currency, 0, NULL,
            CASE WHEN t.type = 'settlement' THEN t.amount END,
            CASE WHEN t.type = 'settlement' THEN i.difference_amount END,
-           CASE WHEN t.type = 'refund' THEN 1 ELSE 0 END, 0, 0
-    FROM "transaction" t JOIN invoice i ON i.id = t.invoice_id
+           CASE WHEN t.type = 'refund' THEN 1 ELSE 0 END, 0, 0, r.amount
+    FROM "transaction" t JOIN invoice i ON i.id = t.invoice_id LEFT JOIN refund r ON r.id = t.refund_id
     WHERE t.store_id = {p} AND t.type IN ('settlement', 'refund') AND t.created_at >= {p} AND t.created_at < {p}
 ) AS movements
 GROUP BY day, currency
@@ -47,16 +49,16 @@ ORDER BY day, currency
 
 _ROLLED_UP = """
 SELECT day, currency, SUM(paid), SUM(gross), SUM(received), SUM(difference), SUM(refunds),
-       SUM(processing), SUM(held)
+       SUM(processing), SUM(held), SUM(refunded)
 FROM (
     SELECT day, currency, invoices_paid AS paid, gross_paid AS gross, received, difference, refunds,
-           0 AS processing, 0 AS held
+           0 AS processing, 0 AS held, refunded
     FROM settlement_day
     WHERE store_id = %s AND day >= %s AND day < %s AND movements > 0
     UNION ALL
     SELECT date(paid_at), currency, 0, 0, 0, 0, 0,
            CASE WHEN swap_status = 'processing' THEN 1 ELSE 0 END,
-           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END
+           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END, 0
     FROM invoice
     WHERE store_id = %s AND paid_at >= %s AND paid_at < %s
       AND (swap_status = 'processing' OR review_reason IS NOT NULL)
@@ -81,7 +83,7 @@ class _DecimalSum:
 
 
 def _summed_rows(store_id, since: dt.datetime, until: dt.datetime, *, rolled_up: bool):
-    """(day, currency, paid, gross, received, difference, refunds, processing, held) rows."""
+    """(day, currency, paid, gross, received, difference, refunds, processing, held, refunded) rows."""
     bounds = (Invoice.paid_at.db_value(since), Invoice.paid_at.db_value(until))
     if rolled_up:
         days = (since.date(), until.date())
@@ -106,7 +108,7 @@ def settlement_statement(store: Store, start: dt.date, end: dt.date, *, rolled_u
     store_id = Invoice.store.db_value(store.id)
     summed = _summed_rows(store_id, since, until, rolled_up=is_postgres() if rolled_up is None else rolled_up)
     rows = []
-    for day, currency, paid, gross, received, difference, refunds, processing, held in summed:
+    for day, currency, paid, gross, received, difference, refunds, processing, held, refunded in summed:
         rows.append({
             "date": day if isinstance(day, str) else day.isoformat(),
             "currency": currency,
@@ -115,6 +117,7 @@ def settlement_statement(store: Store, start: dt.date, end: dt.date, *, rolled_u
             "received": money.format_crypto(_amount(received)),
             "difference": money.format_fiat(_amount(difference)),
             "refunds": int(refunds),
+            "refunded": money.format_fiat(_amount(refunded)),
             "processing": int(processing),
             "held_for_review": int(held),
         })

@@ -7,10 +7,13 @@ from core import clock, ids
 from models import inserts
 from models.events import API_VERSION, EVENT_TYPES, Event
 from models.invoices import Invoice
+from models.refunds import Refund
 from schemas.invoices import InvoiceSchema
+from schemas.refunds import RefundSchema
 from services.webhooks import outbox
 
 _invoice_schema = InvoiceSchema()
+_refund_schema = RefundSchema()
 # False under the sandbox: a simulated payment must never pass for live money (docs/webhooks.md).
 _mode = {"livemode": False}
 
@@ -24,6 +27,19 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_stat
     """Write one event carrying the invoice as it is now. Call inside the move's transaction.
 
     `previous_status` is given on `invoice.paid`: it tells a late or topped-up payment apart."""
+    return _record(event_type, _invoice_schema.dump(invoice), store_id=invoice.store_id, invoice_id=invoice.id,
+                   now=now, previous_status=previous_status)
+
+
+def record_refund(event_type: str, refund: Refund, *, now: dt.datetime) -> Event:
+    """Write one `refund.*` event carrying the refund as it is now. It belongs to the refund's
+    invoice, so it reaches whoever that invoice's events reach (an installation gets its own)."""
+    return _record(event_type, _refund_schema.dump(refund), store_id=refund.store_id, invoice_id=refund.invoice_id,
+                   now=now)
+
+
+def _record(event_type: str, obj: dict, *, store_id, invoice_id, now: dt.datetime,
+            previous_status: str | None = None) -> Event:
     assert event_type in EVENT_TYPES, event_type
     public_id = ids.new_public_id("evt_")
     payload = {
@@ -33,9 +49,9 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_stat
         "created_at": clock.isoformat(now),
         "livemode": _mode["livemode"],
         "previous_status": previous_status,     # set on invoice.paid; null on every other kind
-        "data": {"object": _invoice_schema.dump(invoice)},
+        "data": {"object": obj},
     }
-    return inserts.insert(Event(id=ids.new_uuid(), public_id=public_id, store=invoice.store_id, invoice=invoice.id,
+    return inserts.insert(Event(id=ids.new_uuid(), public_id=public_id, store=store_id, invoice=invoice_id,
                                 type=event_type, payload=payload, created_at=now))
 
 

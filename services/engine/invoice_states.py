@@ -28,6 +28,8 @@ MOVES = {
     "deposit_confirmed": (("awaiting_payment", "expired", "cancelled", "underpaid"), "paid", "invoice.paid"),
     "underpaid": (("awaiting_payment",), "underpaid", "invoice.underpaid"),
     "refund": (("paid", "underpaid", "awaiting_payment"), "refunded", "invoice.refunded"),
+    # The merchant's refunds returned all it received (services/engine/refunds.py).
+    "refund_in_full": (("paid",), "refunded", "invoice.refunded"),
     "fail": (("paid", "awaiting_payment"), "failed", "invoice.failed"),
     "settle": (("paid",), "paid", "invoice.settled"),
     "expire": (OPEN, "expired", "invoice.expired"),
@@ -53,6 +55,8 @@ GUARDS = {
     "refund": (_while_processing, lambda row: row.status != "paid" or row.swap_status == "processing"),
     "fail": (_while_processing, lambda row: row.status != "paid" or row.swap_status == "processing"),
     "settle": (lambda: Invoice.swap_status == "processing", lambda row: row.swap_status == "processing"),
+    "refund_in_full": (lambda: Invoice.swap_status.is_null() & Invoice.received_amount.is_null(False),
+                       lambda row: row.swap_status is None and row.received_amount is not None),
     "expire": (lambda: Invoice.deposit_seen_at.is_null(), lambda row: row.deposit_seen_at is None),
     "cancel": (lambda: Invoice.deposit_seen_at.is_null(), lambda row: row.deposit_seen_at is None),
 }

@@ -183,9 +183,9 @@ def _on_success(answer: invoice_states.Answer, status: DepositStatus, now: dt.da
                     f"delivered={status.amount_out} promised={committed_amount_out(current)}")
         return
     store = Store.get_by_id(current.store_id)
-    _record(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
-            token=current.output_asset, amount=status.amount_out, from_wallet=None,
-            to_wallet=store.payout_wallet, status="confirmed")
+    record_movement(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
+                    token=current.output_asset, amount=status.amount_out, from_wallet=None,
+                    to_wallet=store.payout_wallet, status="confirmed")
     # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
     received = _cents(status.amount_out)
     answer.move("settle", received_amount=received, difference_amount=received - current.paid_amount,
@@ -236,9 +236,9 @@ def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime,
            & (Transaction.transaction_hash == refund_hash))
     if Transaction.select().where(key).exists():
         return False
-    _record(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
-            token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
-            to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed))
+    record_movement(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
+                    token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
+                    to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed))
     return True
 
 
@@ -246,14 +246,14 @@ def _record_origin(current: Invoice, status: DepositStatus, *, now: dt.datetime)
     if not status.origin_tx_hashes or status.amount_in is None:
         return
     confirmed = status.status != base.KNOWN_DEPOSIT_TX
-    _record(current, "payment_origin", deposit_hash(current, status), now=now,
-            network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
-            amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
-            status="confirmed" if confirmed else "pending")
+    record_movement(current, "payment_origin", deposit_hash(current, status), now=now,
+                    network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
+                    amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
+                    status="confirmed" if confirmed else "pending")
 
 
-def _record(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.datetime, status: str,
-            verified: bool | None = None, **fields) -> Transaction:
+def record_movement(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.datetime, status: str,
+                    verified: bool | None = None, **fields) -> Transaction:
     """Insert the movement once; a later poll may only promote it from pending to confirmed."""
     key = ((Transaction.invoice == invoice.id) & (Transaction.type == type_)
            & (Transaction.transaction_hash == transaction_hash))

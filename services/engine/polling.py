@@ -1,15 +1,19 @@
 """Asking the provider about deposits: which invoices are due, how often, and one poll.
 
-Two pollers share this code (docs/payment-engine.md): `chain` follows invoices until the deposit
+Three pollers share this code (docs/payment-engine.md): `chain` follows invoices until the deposit
 is confirmed (or refunded, failed, or the watch window closes); `settlement` follows paid
-invoices whose conversion is still running, until `SUCCESS` settles them. Each claims its due
-invoices in batches (infra/claims.py) and polls them concurrently inside one job.
+invoices whose conversion is still running, until `SUCCESS` settles them; `refunds` follows the
+merchants' refunds from their funding to the delivery to the buyer (docs/refunds.md). Each claims
+its due rows in batches (infra/claims.py) and polls them concurrently inside one job, at the same
+adaptive pace: a refund's funding is a deposit like a buyer's. An invoice's schedule and claim
+are its poll state (models/polls.py); a refund carries its own.
 """
 from __future__ import annotations
 
 import collections
 import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 import logging
 import time
 from typing import Callable
@@ -18,9 +22,10 @@ from infra import claims, locks, metrics, nudges, queues
 from models.base import db
 from models.invoices import Invoice
 from models.polls import PollState
+from models.refunds import Refund
 from providers import base
 from providers.base import ProviderError, ProviderRejected
-from services.engine import invoice_states, payments, poll_state, quotes
+from services.engine import invoice_states, payments, poll_state, quotes, refund_states, refunds
 from services.engine.poll_state import WATCH_AFTER_DEADLINE
 
 log = logging.getLogger("tender.polling")
@@ -30,7 +35,9 @@ MAX_INTERVAL_SECONDS = 1800
 TICK_SLACK = 0.2     # a tick also takes invoices due within this fraction of an interval
 # Provider statuses while the buyer's money moves: the next read is likely to change something.
 MONEY_MOVING = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS)
-JOBS = {"chain": "jobs.chain.poll_deposits", "settlement": "jobs.settlement.poll_settlements"}
+JOBS = {"chain": "jobs.chain.poll_deposits", "settlement": "jobs.settlement.poll_settlements",
+        "refunds": "jobs.chain.poll_refunds"}
+QUEUES = {"chain": "chain", "settlement": "settlement", "refunds": "chain"}
 
 PHASES = ("chain", "settlement")   # which poller follows an invoice: poll_state.phase_of
 
@@ -39,6 +46,12 @@ def due(phase: str, now: dt.datetime):
     """The poll states `phase` may claim at `now` (models/polls.py). The watch window is repeated
     here so that no bookkeeping slip can keep an old invoice polled."""
     return (PollState.phase == phase) & (PollState.next_poll_at <= now) & (PollState.watch_until > now)
+
+
+def refunds_due(now: dt.datetime):
+    """The refunds the `refunds` poller may claim at `now`: watched, due, inside their watch window."""
+    return (Refund.status.in_(refund_states.WATCHED) & Refund.next_poll_at.is_null(False)
+            & (Refund.next_poll_at <= now) & (Refund.expires_at > now - WATCH_AFTER_DEADLINE))
 
 
 def _claimed(token: str):
@@ -67,14 +80,36 @@ def next_poll_at(invoice: Invoice, *, now: dt.datetime, base_seconds: int,
         return None
     if invoice.status == "paid" and invoice.swap_status is None:
         return None                                       # settled: nothing left to learn
-    if hot_seconds is not None and is_hot(invoice, now):
+    return adaptive_poll_at(invoice, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds,
+                            closed=invoice.status in invoice_states.CLOSED_UNPAID)
+
+
+def refund_next_poll_at(refund: Refund, *, now: dt.datetime, base_seconds: int,
+                        hot_seconds: int | None = None) -> dt.datetime | None:
+    """A refund's next poll, or None never again: once it succeeded or failed, at the provider's
+    final word, or past its funding deadline plus the watch window, whatever its state."""
+    if now > refund.expires_at + WATCH_AFTER_DEADLINE or refund.status in refund_states.FINAL:
+        return None
+    if refund.provider_status in (base.REFUNDED, base.FAILED):
+        return None
+    if refund.provider_status == base.SUCCESS and refund.status in refund_states.CLOSED_UNFUNDED:
+        return None                                       # recorded and held for review: nothing left to learn
+    return adaptive_poll_at(refund, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds,
+                            closed=refund.status in refund_states.CLOSED_UNFUNDED)
+
+
+def adaptive_poll_at(row, *, now: dt.datetime, base_seconds: int, hot_seconds: int | None,
+                     closed: bool) -> dt.datetime:
+    """The pace every poller keeps (docs/payment-engine.md): hot rows every `hot_seconds`; a deposit
+    seen at the base interval; `closed` ones (expired, cancelled) rarely; others back off with age."""
+    if hot_seconds is not None and is_hot(row, now):
         return now + dt.timedelta(seconds=hot_seconds)
-    if invoice.deposit_seen_at is not None:
-        factor = 1 if invoice.review_reason is None else 3
-    elif invoice.status in invoice_states.CLOSED_UNPAID:
+    if row.deposit_seen_at is not None:
+        factor = 1 if row.review_reason is None else 3
+    elif closed:
         factor = 12                                       # only a late or crossing deposit can still come
     else:
-        age = now - (invoice.quoted_at or invoice.created_at)
+        age = now - (row.quoted_at or row.created_at)
         factor = 1 if age < dt.timedelta(minutes=10) else 3 if age < dt.timedelta(hours=1) else 12
     return now + dt.timedelta(seconds=min(base_seconds * factor, MAX_INTERVAL_SECONDS))
 
@@ -86,7 +121,7 @@ def request_poll(phase: str) -> None:
         queues.redis().set(_wanted_key(phase), "1", ex=60)
     except Exception as error:  # Redis down: the scheduler's tick finds the work anyway
         log.warning("poll request on %s not recorded: %s", phase, error)
-    nudges.nudge(phase, JOBS[phase])
+    nudges.nudge(QUEUES[phase], JOBS[phase])
 
 
 def _wanted_key(phase: str) -> str:
@@ -100,28 +135,59 @@ def _take_request(phase: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Watched:
+    """What a poller follows: the rows that hold its schedule and claims (`claims`, due by `due`,
+    read back by `read`), how a provider answer applies to one, and when to ask it next."""
+    claims: type
+    due: Callable
+    read: Callable | None
+    apply: Callable
+    schedule: Callable
+    reschedule: Callable
+
+
+def _release_refund(refund: Refund, token: str, *, at: dt.datetime | None) -> bool:
+    return claims.release(Refund, refund.id, token, next_poll_at=at)
+
+
+def _watched(phase: str) -> Watched:
+    if phase == "refunds":
+        return Watched(Refund, refunds_due, None, refunds.apply_funding_status, refund_next_poll_at, _release_refund)
+    return Watched(PollState, lambda now: due(phase, now), _claimed, payments.apply_deposit_status, next_poll_at,
+                   poll_state.reschedule)
+
+
 def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, base_seconds: int,
                  hot_seconds: int | None = None) -> str | None:
     """Ask the provider about one claimed invoice, apply the answer, schedule the next poll."""
+    return poll_one(_watched("chain"), invoice, token, provider, now=now, base_seconds=base_seconds,
+                    hot_seconds=hot_seconds)
+
+
+def poll_one(watched: Watched, row, token: str, provider, *, now: dt.datetime, base_seconds: int,
+             hot_seconds: int | None = None) -> str | None:
+    """Ask the provider about one claimed row (an invoice or a refund), apply the answer, schedule
+    the next poll."""
     try:
-        status = quotes.deposit_status(provider, invoice)
+        status = quotes.deposit_status(provider, row)
     except ProviderRejected as error:
         # The provider does not know the address: retrying soon will not help; a human should look.
-        log.error("provider refused status of %s: %s", invoice.public_id, error)
-        poll_state.reschedule(invoice, token, at=now + dt.timedelta(seconds=MAX_INTERVAL_SECONDS))
+        log.error("provider refused status of %s: %s", row.public_id, error)
+        watched.reschedule(row, token, at=now + dt.timedelta(seconds=MAX_INTERVAL_SECONDS))
         return None
     except ProviderError as error:
-        log.warning("provider unavailable polling %s: %s", invoice.public_id, error)
-        poll_state.reschedule(invoice, token, at=now + dt.timedelta(seconds=base_seconds))
+        log.warning("provider unavailable polling %s: %s", row.public_id, error)
+        watched.reschedule(row, token, at=now + dt.timedelta(seconds=base_seconds))
         return None
-    if status.status == base.PENDING_DEPOSIT and invoice.provider_status == base.PENDING_DEPOSIT:
-        # Nothing new, the common case by far: one UPDATE of the poll state, no transaction.
-        poll_state.reschedule(invoice, token, at=next_poll_at(invoice, now=now, base_seconds=base_seconds,
-                                                               hot_seconds=hot_seconds))
+    if status.status == base.PENDING_DEPOSIT and row.provider_status == base.PENDING_DEPOSIT:
+        # Nothing new, the common case by far: one UPDATE of the schedule, no transaction.
+        watched.reschedule(row, token, at=watched.schedule(row, now=now, base_seconds=base_seconds,
+                                                           hot_seconds=hot_seconds))
         return status.status
     with locks.write_transaction():     # the answer's writes and the next schedule commit together
-        current = payments.apply_deposit_status(invoice, status, now=now)
-        poll_state.reschedule(current, token, at=next_poll_at(current, now=now, base_seconds=base_seconds,
+        current = watched.apply(row, status, now=now)
+        watched.reschedule(current, token, at=watched.schedule(current, now=now, base_seconds=base_seconds,
                                                                hot_seconds=hot_seconds))
     return status.status
 
@@ -140,21 +206,23 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
     slack = dt.timedelta(seconds=tick * TICK_SLACK)
     nudges.run_started(JOBS[phase])            # a request from now on gets a run of its own
     _take_request(phase)                       # this run's first claim sees every request so far
+    watched = _watched(phase)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"poll-{phase}") as pool:
         while time.monotonic() - started < time_budget:
             now = clock()
-            token, invoices = claims.claim_due(PollState, due(phase, now + slack), order_by=(PollState.next_poll_at,),
-                                               now=now, lease_seconds=lease_seconds, limit=batch_size, read=_claimed)
+            token, rows = claims.claim_due(watched.claims, watched.due(now + slack),
+                                           order_by=(watched.claims.next_poll_at,), now=now,
+                                           lease_seconds=lease_seconds, limit=batch_size, read=watched.read)
 
-            def one(invoice, token=token, now=now):
+            def one(row, token=token, now=now):
                 with db.connection_context():
-                    return poll_invoice(invoice, token, provider, now=now, base_seconds=base_seconds,
-                                        hot_seconds=hot_seconds)
+                    return poll_one(watched, row, token, provider, now=now, base_seconds=base_seconds,
+                                    hot_seconds=hot_seconds)
 
-            list(pool.map(one, invoices))      # re-raises the first unexpected error: the job fails
+            list(pool.map(one, rows))          # re-raises the first unexpected error: the job fails
             metrics.add("provider_reads", collections.Counter(
-                (phase, "hot" if is_hot(invoice, now) else "idle") for invoice in invoices))
-            polled += len(invoices)
-            if len(invoices) < batch_size and not _take_request(phase):
+                (phase, "hot" if is_hot(row, now) else "idle") for row in rows))
+            polled += len(rows)
+            if len(rows) < batch_size and not _take_request(phase):
                 break
     return polled

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from core.errors import BadRequest
 from models.invoices import Invoice
+from models.refunds import Refund
 from providers.sandbox import sandbox_refund_address
 from services.engine import invoice_states, poll_state, quotes
 
@@ -30,3 +31,16 @@ def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount:
     provider.record_deposit(invoice.deposit_address, outcome=outcome, amount=amount, now=now)
     poll_state.watch(invoice, at=now)   # poll it now
     return Invoice.get_by_id(invoice.id)
+
+
+def simulate_funding(refund: Refund, provider, *, outcome: str, amount: Decimal | None, now: dt.datetime) -> None:
+    """The merchant's funding of a refund, on the sandbox chain (docs/refunds.md#the-sandbox):
+    `success` (the whole funding amount, or `amount`: more is too large, less stays short), `short`
+    (half, or `amount`; the provider sends it back at the deadline) or `failed` (the refund swap
+    fails and the provider sends the funding back to the payout wallet)."""
+    if outcome == "success" and amount is not None and amount != refund.funding_amount:
+        outcome = "overpaid" if amount > refund.funding_amount else "short"
+    simulated = {"success": "success", "overpaid": "overpaid", "short": "short", "failed": "refunded"}[outcome]
+    # One simulated deposit per address: a second call records nothing new.
+    provider.record_deposit(refund.deposit_address, outcome=simulated, amount=amount, now=now)
+    Refund.update(next_poll_at=now).where(Refund.id == refund.id).execute()   # poll it now

@@ -18,7 +18,7 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 # The API's resources, every field always present (docs/api.md#money-strings-and-sizes).
 INVOICE_FIELDS = {
     "id", "external_order_id", "status", "amount", "currency", "order_amount", "order_currency",
-    "paid_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",
+    "paid_amount", "refunded_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",
     "payment_link_id", "transaction_hash", "metadata", "created_at", "updated_at", "paid_at", "expires_at",
 }
 STATUS_FIELDS = {
@@ -26,8 +26,17 @@ STATUS_FIELDS = {
     "paid_at", "deposit_address", "deposit_memo", "return_url",
 }
 TRANSACTION_FIELDS = {
-    "id", "invoice_id", "type", "network", "token", "amount", "transaction_hash", "from_wallet", "to_wallet",
+    "id", "invoice_id", "type", "refund_id", "network", "token", "amount", "transaction_hash", "from_wallet", "to_wallet",
     "confirmations", "status", "verified", "confirmed_at", "created_at", "updated_at",
+}
+REFUND_FIELDS = {
+    "id", "invoice_id", "status", "amount", "currency", "reason", "asset", "refund_to", "estimated_amount_out",
+    "amount_out", "transaction_hash", "failure_reason", "funding", "funding_url", "created_at", "updated_at",
+    "completed_at",
+}
+FUNDING_FIELDS = {
+    "asset", "amount", "deposit_address", "deposit_memo", "expires_at", "received_amount", "transaction_hash",
+    "returned_amount", "return_transaction_hash",
 }
 
 

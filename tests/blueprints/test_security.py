@@ -58,10 +58,11 @@ def store_a_objects(client, store, auth):
     deliveries = client.get(f"/v1/webhook-endpoints/{endpoint['id']}/deliveries", headers=auth).get_json()["data"]
     events = client.get("/v1/events", headers=auth).get_json()["data"]
     txn = factories.make_transaction(factories.make_invoice(store))
+    refund = factories.make_refund(factories.make_invoice(store, status="paid"))
     assert deliveries and events and second["id"]
     return {"invoice_id": invoice["id"], "link_id": link["id"], "endpoint_id": endpoint["id"],
             "delivery_id": deliveries[0]["id"], "event_id": events[0]["id"], "transaction_id": txn.public_id,
-            "transaction_hash": txn.transaction_hash, "secret": endpoint["secret"]}
+            "transaction_hash": txn.transaction_hash, "refund_id": refund.public_id, "secret": endpoint["secret"]}
 
 
 @pytest.mark.parametrize("method, rule", KEYED_ROUTES, ids=[f"{m} {r}" for m, r in KEYED_ROUTES])
@@ -86,7 +87,7 @@ def test_the_isolation_walk_covers_every_route_kind():
     this names the id kinds it knows, so the failure points here."""
     names = {name for _m, rule in KEYED_ROUTES for name in re.findall(r"<(?:[^:<>]+:)?([^<>]+)>", rule)}
     assert names <= {"invoice_id", "link_id", "endpoint_id", "delivery_id", "event_id", "transaction_id",
-                     "transaction_hash"}
+                     "transaction_hash", "refund_id"}
     assert len(KEYED_ROUTES) >= 28
 
 
@@ -163,7 +164,7 @@ def test_security_headers_on_every_route(client, auth, method, rule, scopes):
     ids = {"invoice_id": "inv_" + "0" * 32, "link_id": "plink_" + "0" * 32, "endpoint_id": "wh_" + "0" * 32,
            "delivery_id": "whd_" + "0" * 32, "event_id": "evt_" + "0" * 32, "transaction_id": "txn_" + "0" * 32,
            "transaction_hash": "0xabc", "token": "plpub_" + "0" * 32, "name": "swagger-ui.css",
-           "filename": "tender.css"}
+           "filename": "tender.css", "refund_id": "ref_" + "0" * 32}
     for headers in (auth, {}):                       # answered and refused (401) alike
         response = _call(client, method, _path(rule, ids), headers)
         for name, value in SECURITY_HEADERS.items():
@@ -197,6 +198,7 @@ def test_a_stored_unknown_scope_grants_nothing_on_any_route(client, store, store
         path = _path(rule, {"invoice_id": "inv_" + "1" * 32, "link_id": "plink_" + "1" * 32,
                             "endpoint_id": "wh_" + "1" * 32, "delivery_id": "whd_" + "1" * 32,
                             "event_id": "evt_" + "1" * 32, "transaction_id": "txn_" + "1" * 32,
+                            "refund_id": "ref_" + "1" * 32,
                             "transaction_hash": "0x1"})
         response = _call(client, method, path, {"Authorization": f"Bearer {raw}"})
         assert response.status_code == 403, (method, path)

@@ -141,3 +141,28 @@ def test_deposit_hash_is_the_first_seen_and_paid_amount_is_net_of_the_slippage_r
     assert paid.paid_amount == Decimal("10.00")                      # not 10.10: the buffer came back
     origins = Transaction.select().where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
     assert [tx.transaction_hash for tx in origins] == ["0xdeposit"]
+
+
+def test_a_merchant_refund_over_1click_from_the_route_to_succeeded(client, auth, store, use_oneclick, fake):
+    """The refund route quotes EXACT_INPUT through the adapter, and the refund poller follows the
+    reverse swap's status to `succeeded` with its `refund` transaction (docs/refunds.md)."""
+    provider = use_oneclick()
+    now = utcnow()
+    invoice = factories.make_invoice(store, status="paid", origin_asset="usdc.eth", refund_to=BUYER_REFUND,
+                                     paid_amount=Decimal("20.00"), received_amount=Decimal("20.00"), paid_at=now)
+    created = client.post(f"/v1/invoices/{invoice.public_id}/refunds", json={"amount": "8.00"}, headers=auth)
+    assert created.status_code == 201, created.json
+    sent = fake.requests_to("/v0/quote")[0].json
+    assert (sent["swapType"], sent["recipient"], sent["refundTo"]) == ("EXACT_INPUT", BUYER_REFUND, "merchant.near")
+    address = created.json["funding"]["deposit_address"]
+    fake.script_status(address, {"status": "SUCCESS", "swapDetails": {
+        "amountIn": "8000000", "amountOut": "7990000", "originChainTxHashes": [{"hash": "near-funding"}],
+        "destinationChainTxHashes": [{"hash": "0xdelivered"}]}})
+    from tests.payflow import poll_until_quiet
+
+    poll_until_quiet("refunds", provider=provider)
+    done = client.get(f"/v1/refunds/{created.json['id']}", headers=auth).json
+    assert (done["status"], done["amount_out"], done["transaction_hash"]) == ("succeeded", "7.99", "0xdelivered")
+    assert done["funding"]["transaction_hash"] == "near-funding"
+    refund_txns = client.get(f"/v1/transactions?type=refund&invoice_id={invoice.public_id}", headers=auth).json
+    assert [(t["transaction_hash"], t["refund_id"]) for t in refund_txns["data"]] == [("0xdelivered", done["id"])]

@@ -31,7 +31,11 @@ def statement(client, auth, start="2026-03-10", end="2026-03-11"):
 
 
 def seed(store):
-    paid_invoice(store, MARCH_10, "25.00", settle="24.87", difference_amount=Decimal("-0.13"))
+    refunded_in_part = paid_invoice(store, MARCH_10, "25.00", settle="24.87", difference_amount=Decimal("-0.13"))
+    merchant_refund = factories.make_refund(refunded_in_part, now=MARCH_11, status="succeeded",
+                                            amount=Decimal("5.00"))
+    factories.make_transaction(refunded_in_part, now=MARCH_11, type="refund", token="usdc.eth",
+                               amount=Decimal("4.975"), refund=merchant_refund.id)
     paid_invoice(store, MARCH_10, "10.00", settle="10.000001", difference_amount=Decimal("0.00"))
     paid_invoice(store, MARCH_10, "5.00", swap_status="processing")
     paid_invoice(store, MARCH_10, "7.00", swap_status="processing", review_reason="short_delivery")
@@ -47,11 +51,12 @@ def test_per_day_and_currency(client, auth, store):
     assert (body["from"], body["to"]) == ("2026-03-10", "2026-03-11")
     assert body["data"] == [
         {"date": "2026-03-10", "currency": "EUR", "invoices_paid": 1, "gross_paid": "8.00", "received": "8.00",
-         "difference": "0.00", "refunds": 0, "processing": 0, "held_for_review": 0},
+         "difference": "0.00", "refunds": 0, "refunded": "0.00", "processing": 0, "held_for_review": 0},
         {"date": "2026-03-10", "currency": "USD", "invoices_paid": 4, "gross_paid": "47.00",
-         "received": "34.870001", "difference": "-0.13", "refunds": 0, "processing": 2, "held_for_review": 1},
+         "received": "34.870001", "difference": "-0.13", "refunds": 0, "refunded": "0.00", "processing": 2,
+         "held_for_review": 1},
         {"date": "2026-03-11", "currency": "USD", "invoices_paid": 1, "gross_paid": "3.00", "received": "0.00",
-         "difference": "0.00", "refunds": 1, "processing": 0, "held_for_review": 0},
+         "difference": "0.00", "refunds": 2, "refunded": "5.00", "processing": 0, "held_for_review": 0},
     ]
 
 
@@ -60,6 +65,7 @@ def test_reconciles_with_the_exports(client, auth, store):
     rows = {(row["date"], row["currency"]): row for row in statement(client, auth)["data"]}
     export_range = {"created_after": "2026-03-01T00:00:00Z", "created_before": "2026-04-01T00:00:00Z"}
     received, gross, refunds = defaultdict(Decimal), defaultdict(Decimal), defaultdict(int)
+    refunded = defaultdict(Decimal)
     transactions = client.get("/v1/exports/transactions", headers=auth, query_string=export_range)
     for txn in csv.DictReader(io.StringIO(transactions.get_data(as_text=True))):
         day = (txn["created_at"][:10], txn["invoice_currency"])
@@ -67,6 +73,7 @@ def test_reconciles_with_the_exports(client, auth, store):
             received[day] += Decimal(txn["amount"])
         elif txn["type"] == "refund":
             refunds[day] += 1
+            refunded[day] += Decimal(txn["refund_amount"] or 0)
     invoices = client.get("/v1/exports/invoices", headers=auth, query_string=export_range)
     for invoice in csv.DictReader(io.StringIO(invoices.get_data(as_text=True))):
         if invoice["paid_at"]:
@@ -75,6 +82,7 @@ def test_reconciles_with_the_exports(client, auth, store):
         assert Decimal(row["received"]) == received[key]
         assert Decimal(row["gross_paid"]) == gross[key]
         assert row["refunds"] == refunds[key]
+        assert Decimal(row["refunded"]) == refunded[key]
 
 
 def test_one_query_and_store_isolation(client, auth, other_auth, store):
@@ -126,9 +134,11 @@ def test_the_daily_roll_up_matches_the_rows_through_later_changes(app, store):
                                            token="usdc.near", amount=invoice.paid_amount - Decimal("0.07"))
                 Invoice.update(difference_amount=Decimal("-0.07"), received_amount=invoice.paid_amount - Decimal("0.07")
                                ).where(Invoice.id == invoice.id).execute()
-            elif move == 2:
+            elif move == 2:         # a provider refund, or a merchant refund's delivery (its amount counts)
+                merchant = factories.make_refund(invoice, status="succeeded") if index % 2 else None
                 factories.make_transaction(invoice, now=paid_at + dt.timedelta(hours=30), type="refund",
-                                           token="usdc.eth", amount=Decimal("1.5"))
+                                           token="usdc.eth", amount=Decimal("1.5"),
+                                           refund=merchant.id if merchant else None)
             elif move == 3:
                 Invoice.update(review_reason="short_delivery", swap_status="processing").where(
                     Invoice.id == invoice.id).execute()

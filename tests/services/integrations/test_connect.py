@@ -42,8 +42,8 @@ def test_first_connect_returns_every_field_and_consumes_the_bootstrap_key(client
             "1.2.0", "6.5", "8.9")
         assert ApiKey.get(ApiKey.kind == "bootstrap").consumed_at is not None
         key = ApiKey.get(ApiKey.kind == "integration")
-        assert key.scope_set == {"invoices:create", "invoices:read", "transactions:read", "woocommerce:connect",
-                                 "woocommerce:status", "woocommerce:disconnect"}
+        assert key.scope_set == {"invoices:create", "invoices:read", "transactions:read", "refunds:write",
+                                 "refunds:read", "woocommerce:connect", "woocommerce:status", "woocommerce:disconnect"}
         endpoint = WebhookEndpoint.get()
         assert str(endpoint.id) == body["webhook_id"] and endpoint.public_id == body["webhook_endpoint_id"]
         assert endpoint.url == HOOK and endpoint.events == ["*"] and endpoint.secret == body["webhook_secret"]

@@ -1,0 +1,359 @@
+"""Merchant refunds (docs/refunds.md): create, read and cancel one, and what a provider status
+means for it. Shared by the HTTP handlers, the poller and the sweeps.
+
+A refund is a swap in the other direction: the merchant sends `funding_amount` of the store's
+output asset (a USD stablecoin, at par with the invoice currency) to a one-time deposit address;
+the provider swaps it into the buyer's asset and delivers it to the buyer's address, or, if the
+swap fails, sends it back to the store's payout wallet (`refundTo`).
+
+Money rule: an invoice's refunds that hold an amount (awaiting funds, processing, succeeded) never
+add up to more than it received. Creating one locks the invoice row, re-reads that sum and writes
+the refund with its event in the same transaction, so concurrent creates are applied one after the
+other; a refund that expires, is cancelled or fails stops holding its amount by its move alone.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+import logging
+
+import peewee as pw
+
+from core import ids, networks
+from core.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable, validation_error
+from infra import lookups
+from infra.locks import lock_row
+from infra.pagination import Page, PageRequest, paginate
+from models.base import db
+from models.invoices import Invoice
+from models.refunds import Refund
+from models.stores import ApiKey, Store
+from providers import base
+from providers.base import DepositStatus, ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
+from services import integrations
+from services.engine import invoice_states, payments, refund_states
+from services.engine.quotes import network_of
+
+log = logging.getLogger("tender.refunds")
+# How long the merchant has to send the funding: the deposit address's deadline.
+FUNDING_WINDOW = dt.timedelta(hours=1)
+
+
+# --- who may refund what -------------------------------------------------------------------
+
+def _installation_of(key: ApiKey):
+    """The installation whose invoices an integration key may refund and read (None: another kind of key)."""
+    if key.kind != "integration":
+        return None
+    integration = integrations.for_key(key)
+    return integration.id if integration is not None else ids.new_uuid()   # a hand-made key: no invoice
+
+
+def ensure_key_may_refund(key: ApiKey, invoice: Invoice) -> None:
+    """A storefront's integration key refunds only the invoices its installation created."""
+    installation = _installation_of(key)
+    if installation is not None and invoice.integration_id != installation:
+        raise Forbidden("integration_key_forbidden",
+                        "An integration key refunds only the invoices its installation created.")
+
+
+# --- money ---------------------------------------------------------------------------------
+
+def refundable_amount(invoice: Invoice) -> Decimal:
+    """What the invoice may still refund: what it received, less every refund holding an amount."""
+    if not is_refundable_state(invoice):
+        return Decimal(0)
+    holding = (Refund.select(Refund.amount)
+               .where((Refund.invoice == invoice.id) & Refund.status.in_(refund_states.HOLDING)))
+    return invoice.received_amount - sum((row.amount for row in holding), Decimal(0))
+
+
+def is_refundable_state(invoice: Invoice) -> bool:
+    """Paid and settled: the stablecoin is in the merchant's wallet."""
+    return invoice.status == "paid" and invoice.swap_status is None and invoice.received_amount is not None
+
+
+def _over_refundable(invoice: Invoice, amount: Decimal) -> BadRequest:
+    left = refundable_amount(invoice)
+    return BadRequest("refund_exceeds_refundable",
+                      f"amount: at most {left:.2f} {invoice.currency} of invoice {invoice.public_id} "
+                      "can still be refunded.", param="amount")
+
+
+# --- create --------------------------------------------------------------------------------
+
+def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: dt.datetime) -> Refund:
+    """Quote the reverse swap and persist an `awaiting_funds` refund with its `refund.created` event."""
+    ensure_key_may_refund(key, invoice)
+    if not is_refundable_state(invoice):
+        raise BadRequest("invoice_not_refundable",
+                         f"Invoice {invoice.public_id} is {invoice.status}"
+                         f"{' and still converting' if invoice.swap_status else ''}; only a paid, settled "
+                         "invoice can be refunded.")
+    amount = data["amount"]
+    if amount > refundable_amount(invoice):
+        raise _over_refundable(invoice, amount)
+    store = Store.get_by_id(invoice.store_id)
+    if not store.payout_wallet:
+        raise BadRequest("payout_wallet_not_configured", "The store has no payout wallet.")
+    asset, refund_to = _destination(invoice, provider, data)
+    deadline = now + FUNDING_WINDOW
+    quote = _ask(provider, ReverseQuoteRequest(
+        origin_asset=invoice.output_asset, destination_asset=asset, amount_in=amount, recipient=refund_to,
+        refund_to=store.payout_wallet, deadline=deadline, reference=invoice.public_id))
+    with db.atomic():
+        current = lock_row(Invoice, invoice.id)
+        if amount > refundable_amount(current):
+            # A concurrent refund took it first: this quote's address is never shown to anyone.
+            raise _over_refundable(current, amount)
+        return refund_states.create(
+            now=now, id=ids.new_uuid(), public_id=ids.new_public_id("ref_"), store=invoice.store_id,
+            invoice=invoice.id, amount=amount, currency=invoice.currency, reason=data.get("reason"), asset=asset,
+            refund_to=refund_to, estimated_amount_out=quote.amount_out, funding_asset=invoice.output_asset,
+            funding_amount=quote.amount_in, deposit_address=quote.deposit_address,
+            deposit_memo=quote.deposit_memo, expires_at=deadline, provider_ref=quote.correlation_id,
+            origin_decimals=quote.origin_decimals, destination_decimals=quote.destination_decimals,
+            quoted_at=now, next_poll_at=now)
+
+
+def _destination(invoice: Invoice, provider, data: dict) -> tuple[str, str]:
+    """The buyer's asset and address: as given, else what the buyer used at checkout. An address
+    is checked against the asset's network; the buyer's own is reused only on the same network."""
+    code = data.get("asset") or invoice.origin_asset
+    if code is None:
+        raise validation_error("asset", "is required: the invoice has no asset the buyer paid with")
+    try:
+        assets = {asset.code: asset for asset in provider.supported_assets()}
+    except ProviderUnavailable:
+        raise _provider_unavailable() from None
+    asset = assets.get(code)
+    if asset is None:
+        raise BadRequest("unsupported_asset", f"asset {code!r} is not offered; GET /v1/public/assets lists "
+                         "the assets.", param="asset")
+    refund_to = data.get("refund_to")
+    if refund_to is None:
+        paid_from = assets.get(invoice.origin_asset or "")
+        paid_network = paid_from.network if paid_from else network_of(invoice.origin_asset or "")
+        if not invoice.refund_to or paid_network != asset.network:
+            raise validation_error("refund_to", f"is required: the buyer's checkout address is not on "
+                                                f"{networks.label(asset.network)}")
+        refund_to = invoice.refund_to
+    if not networks.address_looks_valid(asset.network, refund_to):
+        raise validation_error("refund_to", f"is not a valid {networks.label(asset.network)} address")
+    return asset.code, refund_to
+
+
+def _provider_unavailable() -> Unavailable:
+    return Unavailable("provider_unavailable", "The swap provider is unavailable; retry the refund shortly.")
+
+
+def _ask(provider, request: ReverseQuoteRequest):
+    try:
+        return provider.reverse_quote(request)
+    except ProviderUnavailable:
+        raise _provider_unavailable() from None
+    except ProviderRejected as error:
+        raise BadRequest("validation_error", f"refund_to: the swap provider refused the refund ({error})",
+                         param="refund_to") from None
+
+
+# --- read ----------------------------------------------------------------------------------
+
+def _with_invoice():
+    # The invoice's public id is part of every refund's JSON: join once, never per row.
+    return Refund.select(Refund, Invoice).join(Invoice)
+
+
+def get_for_store(store: Store, public_id: str, key: ApiKey | None = None) -> Refund:
+    refund = lookups.one_in_store(Refund, store, public_id, prefix="ref_", code="refund_not_found", noun="refund",
+                                  query=_with_invoice())
+    installation = _installation_of(key) if key is not None else None
+    if installation is not None and refund.invoice.integration_id != installation:
+        raise NotFound("refund_not_found", f"No refund {public_id!r} in this store.")
+    return refund
+
+
+def get_public(public_id: str) -> Refund:
+    """Any store's refund by its unguessable id: the funding page."""
+    refund = _with_invoice().where(Refund.public_id == public_id).first() if ids.is_public_id(public_id, "ref_") \
+        else None
+    if refund is None:
+        raise NotFound("refund_not_found", f"No refund {public_id!r}.")
+    return refund
+
+
+def list_for_store(store: Store, key: ApiKey, filters: dict, page: PageRequest) -> Page:
+    query = lookups.narrowed(_with_invoice().where(Refund.store == store.id), filters, equal={
+        "status": Refund.status, "invoice_id": Invoice.public_id})
+    installation = _installation_of(key)
+    if installation is not None:
+        query = query.where(Invoice.integration_id == installation)
+    return paginate(query, Refund, page, prefix="ref_", scope=Refund.store == store.id)
+
+
+# --- cancel --------------------------------------------------------------------------------
+
+def cancel(refund: Refund, key: ApiKey, provider, *, now: dt.datetime, timeout_seconds: float = 3) -> Refund:
+    """Cancel a refund nobody funded yet, once the provider rules a funding deposit out (as an
+    invoice's cancel does). It stays watched: funding that crossed the cancel is still recorded."""
+    ensure_key_may_refund(key, refund.invoice)
+    if refund.status == "awaiting_funds" and refund.deposit_seen_at is None:
+        try:
+            status = payments.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
+        except ProviderError as error:
+            raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no funding was "
+                              f"sent ({error}); retry the cancel shortly.") from None
+        if status.status != base.PENDING_DEPOSIT:
+            apply_funding_status(refund, status, now=now)
+            raise Conflict("refund_not_cancellable", f"Refund {refund.public_id} has funding the provider "
+                           "already knows; it can no longer be cancelled.")
+    moved = refund_states.move(refund.id, "cancel", now=now)
+    if moved is None:
+        raise BadRequest("refund_not_cancellable", f"Refund {refund.public_id} is {refund.status}; only a refund "
+                         "awaiting funds, with no funding seen, can be cancelled.")
+    return moved
+
+
+# --- what the provider says ----------------------------------------------------------------
+
+def apply_funding_status(refund: Refund, status: DepositStatus, *, now: dt.datetime) -> Refund:
+    """Apply one provider status to the refund; returns it as it is afterwards. Idempotent, as
+    payments.apply_deposit_status is: moves are compare-and-set, the transaction unique per hash."""
+    reason = base.untrusted_reason(status)
+    if reason is not None:
+        _hold(refund, reason, detail=f"provider answered {status!r}")
+        return Refund.get_by_id(refund.id)
+    with db.atomic():
+        learned = Refund.provider_status.is_null() | (Refund.provider_status != status.status)
+        Refund.update(provider_status=status.status,
+                      provider_ref=pw.fn.COALESCE(Refund.provider_ref, status.correlation_id)).where(
+            (Refund.id == refund.id) & learned).execute()
+        current = Refund.get_by_id(refund.id)
+        if status.status in payments.DEPOSIT_SEEN:
+            current = _note_funding(current, status, now=now)
+        handler = _HANDLERS.get(status.status)
+        return handler(current, status, now) if handler is not None else current
+
+
+def _note_funding(current: Refund, status: DepositStatus, *, now: dt.datetime) -> Refund:
+    """Record what reached the address (short, exact or too large: the provider's figure), and move
+    an unfunded refund to processing. Writes nothing when nothing is new."""
+    changes = {}
+    if current.deposit_seen_at is None:
+        changes["deposit_seen_at"] = now
+    if status.amount_in is not None and status.amount_in != current.funded_amount:
+        changes["funded_amount"] = status.amount_in
+    funding_hash = status.deposit_tx_hash or (status.origin_tx_hashes[0] if status.origin_tx_hashes else None)
+    if current.funding_tx_hash is None and funding_hash:
+        changes["funding_tx_hash"] = funding_hash
+    if changes:
+        Refund.update(updated_at=now, **changes).where(Refund.id == current.id).execute()
+    moved = refund_states.move(current.id, "funding_seen", now=now)
+    return moved if moved is not None else Refund.get_by_id(current.id)
+
+
+def _returned(current: Refund, status: DepositStatus) -> dict:
+    """What the provider sent back to the payout wallet (the whole funding, or an excess), if anything."""
+    returned = status.refunded_amount if status.refunded_amount else None
+    if status.status == base.REFUNDED and returned is None:
+        returned = status.amount_in
+    if returned is None:
+        return {}
+    listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != current.funding_tx_hash)
+    return {"returned_amount": returned, "return_tx_hash": listed[0] if listed else None}
+
+
+def _on_success(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
+    delivered_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
+    if current.status in refund_states.CLOSED_UNFUNDED:
+        # Funding that arrived in time but was seen after the close, and the swap delivered it.
+        if delivered_hash and status.amount_out is not None:
+            _record_delivery(current, delivered_hash, status.amount_out, now=now)
+        return _held(current, "delivered_after_close", f"{current.status} refund delivered {status.amount_out}")
+    if current.status not in ("awaiting_funds", "processing"):
+        return current
+    if status.amount_out is None or delivered_hash is None:
+        return _held(current, "no_payout_hash", f"delivered={status.amount_out}")
+    moved = refund_states.move(current.id, "succeed", now=now, delivered_amount=status.amount_out,
+                               transaction_hash=delivered_hash, completed_at=now, review_reason=None,
+                               **_returned(current, status))
+    if moved is None:
+        return Refund.get_by_id(current.id)
+    _record_delivery(moved, delivered_hash, status.amount_out, now=now)
+    _count_refunded(moved, now=now)
+    return moved
+
+
+def _on_returned(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
+    """REFUNDED: the provider sent the funding back to the payout wallet (a failed refund swap,
+    funding that stayed short past its deadline, or funding that came after it)."""
+    returned = _returned(current, status)
+    if current.status in ("awaiting_funds", "processing"):
+        moved = refund_states.move(current.id, "fail", now=now, failure_reason="funding_returned",
+                                   completed_at=now, **returned)
+        return moved if moved is not None else Refund.get_by_id(current.id)
+    if returned and current.returned_amount is None:
+        Refund.update(updated_at=now, **returned).where(Refund.id == current.id).execute()
+    return Refund.get_by_id(current.id)
+
+
+def _on_failed(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
+    moved = refund_states.move(current.id, "fail", now=now, failure_reason="provider_failed", completed_at=now)
+    return moved if moved is not None else current
+
+
+_HANDLERS = {base.SUCCESS: _on_success, base.REFUNDED: _on_returned, base.FAILED: _on_failed}
+
+
+def _record_delivery(refund: Refund, delivered_hash: str, amount: Decimal, *, now: dt.datetime) -> None:
+    """The `refund` transaction: money returned to the buyer, on the invoice, linked to the refund."""
+    invoice = Invoice.get_by_id(refund.invoice_id)
+    payments.record_movement(invoice, "refund", delivered_hash, now=now, network=network_of(refund.asset),
+                             token=refund.asset, amount=amount, from_wallet=None, to_wallet=refund.refund_to,
+                             status="confirmed", refund=refund.id)
+
+
+def _count_refunded(refund: Refund, *, now: dt.datetime) -> None:
+    """Add a succeeded refund to its invoice's `refunded_amount`; refunded in full, the invoice moves
+    to `refunded` (`invoice.refunded`). In the refund's transaction, under the invoice's row lock."""
+    invoice = lock_row(Invoice, refund.invoice_id)
+    total = (invoice.refunded_amount or Decimal(0)) + refund.amount
+    if invoice.received_amount is not None and total >= invoice.received_amount:
+        if invoice_states.move(invoice.id, "refund_in_full", now=now, refunded_amount=total) is not None:
+            return
+    Invoice.update(refunded_amount=total, updated_at=now).where(Invoice.id == invoice.id).execute()
+
+
+def _hold(refund: Refund, reason: str, *, detail: str = "") -> bool:
+    held = Refund.update(review_reason=reason).where(
+        (Refund.id == refund.id) & (Refund.review_reason.is_null() | (Refund.review_reason != reason))).execute() == 1
+    if held:
+        log.warning("refund held for review: refund=%s reason=%s %s", refund.public_id, reason, detail)
+    return held
+
+
+def _held(current: Refund, reason: str, detail: str) -> Refund:
+    _hold(current, reason, detail=detail)
+    return Refund.get_by_id(current.id)
+
+
+# --- expiry --------------------------------------------------------------------------------
+
+def expire_due(provider, *, now: dt.datetime, timeout_seconds: float = 3, batch_size: int = 200) -> int:
+    """Expire unfunded refunds past their deadline, each only once the provider rules funding out
+    (a known deposit is applied instead, which keeps the refund going). Returns how many expired."""
+    expired = 0
+    due = list(Refund.select().where((Refund.status == "awaiting_funds") & (Refund.expires_at <= now)
+                                     & Refund.deposit_seen_at.is_null())
+               .order_by(Refund.expires_at, Refund.id).limit(batch_size))
+    for refund in due:
+        try:
+            status = payments.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
+        except ProviderError as error:
+            log.warning("expiry of %s postponed, provider unavailable: %s", refund.public_id, error)
+            break                                  # the next sweep asks again
+        if status.status != base.PENDING_DEPOSIT:
+            apply_funding_status(refund, status, now=now)
+            continue
+        expired += refund_states.move(refund.id, "expire", now=now) is not None
+    return expired

@@ -1,0 +1,158 @@
+"""Merchant refunds through the API and the real pollers (docs/refunds.md): the whole flow, and a
+test per money rule."""
+from decimal import Decimal
+
+from models.base import db
+from models.events import Event
+from tests.payflow import poll_until_quiet, run_pipeline
+
+
+def paid_invoice(client, auth, amount="40.00", **pay):
+    created = client.post("/v1/invoices", json={"amount": amount, "currency": "USD"}, headers=auth).json
+    assert client.post(f"/v1/test_helpers/invoices/{created['id']}/pay", json=pay, headers=auth).status_code == 202
+    run_pipeline()
+    invoice = client.get(f"/v1/invoices/{created['id']}", headers=auth).json
+    assert invoice["status"] == "paid"
+    return invoice
+
+
+def refund(client, auth, invoice_id, amount, **body):
+    return client.post(f"/v1/invoices/{invoice_id}/refunds", json={"amount": amount, **body}, headers=auth)
+
+
+def fund(client, auth, refund_id, **body):
+    response = client.post(f"/v1/test_helpers/refunds/{refund_id}/fund", json=body, headers=auth)
+    assert response.status_code == 202, response.json
+    poll_until_quiet("refunds")
+    return client.get(f"/v1/refunds/{refund_id}", headers=auth).json
+
+
+def test_pay_refund_part_then_the_rest_and_the_invoice_is_refunded(client, auth):
+    invoice = paid_invoice(client, auth)
+    first = refund(client, auth, invoice["id"], "15.00", reason="returned item")
+    assert first.status_code == 201, first.json
+    body = first.json
+    assert body["status"] == "awaiting_funds" and body["amount"] == "15.00" and body["currency"] == "USD"
+    assert body["asset"] == "usdc.eth" and body["refund_to"].startswith("0x")     # the buyer's checkout values
+    assert body["funding"]["asset"] == "usdc.near" and body["funding"]["amount"] == "15.00"
+    assert body["funding"]["deposit_address"] and body["funding"]["expires_at"]
+    assert Decimal(body["estimated_amount_out"]) < Decimal("15")                  # the swap fee is the buyer's
+    assert body["funding_url"].endswith(f"/fund/{body['id']}")
+
+    done = fund(client, auth, body["id"])
+    assert done["status"] == "succeeded" and done["transaction_hash"] and done["amount_out"]
+    assert done["funding"]["received_amount"] == "15.00"
+    partly = client.get(f"/v1/invoices/{invoice['id']}", headers=auth).json
+    assert partly["status"] == "paid" and partly["refunded_amount"] == "15.00"
+
+    rest = refund(client, auth, invoice["id"], "25.00").json
+    assert fund(client, auth, rest["id"])["status"] == "succeeded"
+    final = client.get(f"/v1/invoices/{invoice['id']}", headers=auth).json
+    assert final["status"] == "refunded" and final["refunded_amount"] == "40.00"
+
+    moves = client.get(f"/v1/invoices/{invoice['id']}/transactions", headers=auth).json["data"]
+    delivered = [t for t in moves if t["type"] == "refund"]
+    assert sorted(t["transaction_hash"] for t in delivered) == sorted([done["transaction_hash"],
+                                                                       fund_hash(client, auth, rest["id"])])
+    assert all(t["token"] == "usdc.eth" and t["status"] == "confirmed" for t in delivered)
+    with db.connection_context():
+        kinds = [e.type for e in Event.select().where(Event.invoice == reload_id(invoice["id"]))
+                 .order_by(Event.created_at, Event.id)]
+    assert kinds.count("refund.created") == 2 and kinds.count("refund.succeeded") == 2
+    assert kinds.count("invoice.refunded") == 1
+    listed = client.get(f"/v1/invoices/{invoice['id']}/refunds", headers=auth).json
+    assert [r["id"] for r in listed["data"]] == [rest["id"], body["id"]] and listed["has_more"] is False
+
+
+def fund_hash(client, auth, refund_id):
+    return client.get(f"/v1/refunds/{refund_id}", headers=auth).json["transaction_hash"]
+
+
+def reload_id(public_id):
+    from models.invoices import Invoice
+
+    with db.connection_context():
+        return Invoice.get(Invoice.public_id == public_id).id
+
+
+def test_refunds_never_add_up_to_more_than_received(client, auth):
+    invoice = paid_invoice(client, auth, amount="10.00")
+    assert refund(client, auth, invoice["id"], "6.00").status_code == 201
+    over = refund(client, auth, invoice["id"], "4.01")
+    assert over.status_code == 400 and over.json["error"]["code"] == "refund_exceeds_refundable"
+    assert over.json["error"]["param"] == "amount"
+    assert refund(client, auth, invoice["id"], "4.00").status_code == 201
+    assert refund(client, auth, invoice["id"], "0.01").json["error"]["code"] == "refund_exceeds_refundable"
+
+
+def test_a_cancelled_or_failed_refund_frees_its_amount(client, auth):
+    invoice = paid_invoice(client, auth, amount="10.00")
+    first = refund(client, auth, invoice["id"], "10.00").json
+    cancelled = client.post(f"/v1/refunds/{first['id']}/cancel", headers=auth)
+    assert cancelled.status_code == 200 and cancelled.json["status"] == "cancelled"
+    second = refund(client, auth, invoice["id"], "10.00").json
+    failed = fund(client, auth, second["id"], outcome="failed")
+    assert failed["status"] == "failed" and failed["failure_reason"] == "funding_returned"
+    assert failed["funding"]["returned_amount"] == "10.00" and failed["funding"]["return_transaction_hash"]
+    third = refund(client, auth, invoice["id"], "10.00")
+    assert third.status_code == 201
+    assert client.get(f"/v1/invoices/{invoice['id']}", headers=auth).json["refunded_amount"] is None
+
+
+def test_short_funding_is_recorded_then_returned(client, auth):
+    invoice = paid_invoice(client, auth, amount="10.00")
+    created = refund(client, auth, invoice["id"], "10.00").json
+    short = fund(client, auth, created["id"], outcome="short")
+    assert short["status"] == "failed" and short["funding"]["received_amount"] == "5.00"
+    assert short["funding"]["returned_amount"] == "5.00" and short["funding"]["transaction_hash"]
+
+
+def test_too_large_funding_is_recorded_with_the_excess_sent_back(client, auth):
+    invoice = paid_invoice(client, auth, amount="10.00")
+    created = refund(client, auth, invoice["id"], "10.00").json
+    large = fund(client, auth, created["id"], amount="12")
+    assert large["status"] == "succeeded" and large["funding"]["received_amount"] == "12.00"
+    assert large["funding"]["returned_amount"] == "2.00"
+
+
+def test_a_refund_is_only_for_a_paid_settled_invoice(client, auth, store):
+    pending = client.post("/v1/invoices", json={"amount": "10.00"}, headers=auth).json
+    response = refund(client, auth, pending["id"], "1.00")
+    assert response.status_code == 400 and response.json["error"]["code"] == "invoice_not_refundable"
+
+
+def test_two_concurrent_refunds_race_for_the_last_refundable_amount(client, auth, app, monkeypatch):
+    """Both pass the early check and hold a quote before either writes: only one may take the 6.00
+    left (PostgreSQL: the invoice row lock; without it both were created)."""
+    import threading
+
+    from blueprints import refunds as refund_routes
+    from providers.sandbox import SandboxProvider
+
+    invoice = paid_invoice(client, auth, amount="10.00")
+    assert refund(client, auth, invoice["id"], "4.00").status_code == 201
+    both_quoted = threading.Barrier(2, timeout=10)
+
+    class QuotesTogether(SandboxProvider):
+        def reverse_quote(self, request):
+            quote = super().reverse_quote(request)
+            both_quoted.wait()
+            return quote
+
+    monkeypatch.setattr(refund_routes, "provider", lambda: QuotesTogether())
+    answers = []
+
+    def race():
+        with app.test_client() as own_client:
+            answers.append(refund(own_client, auth, invoice["id"], "6.00"))
+
+    racers = [threading.Thread(target=race) for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(timeout=30)
+    assert sorted(answer.status_code for answer in answers) == [201, 400]
+    refused = next(answer for answer in answers if answer.status_code == 400)
+    assert refused.json["error"]["code"] == "refund_exceeds_refundable"
+    listed = client.get(f"/v1/invoices/{invoice['id']}/refunds", headers=auth).json["data"]
+    assert sorted(r["amount"] for r in listed) == ["4.00", "6.00"]
