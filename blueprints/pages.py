@@ -19,8 +19,9 @@ from core.errors import NotFound
 from providers.sandbox import OUTCOMES
 from schemas.payment_links import PaymentLinkPublicSchema
 from schemas.payments import PublicInvoiceSchema
+from schemas.refunds import PublicRefundSchema
 from services import payment_links
-from services.engine import buyer_payments, invoices
+from services.engine import buyer_payments, invoices, refunds
 
 ROOT = Path(__file__).resolve().parent.parent
 bp = Blueprint("pages", __name__, template_folder=str(ROOT / "templates"), static_folder=str(ROOT / "static"),
@@ -70,6 +71,22 @@ def checkout_qr_code(invoice_id):
     # The address only: every wallet reads it, whereas payment URIs differ from chain to chain.
     response = Response(qr_codes.svg(invoice.deposit_address), mimetype="image/svg+xml")
     response.headers["Cache-Control"] = "private, max-age=3600"    # an invoice's address never changes
+    return response
+
+
+@bp.get("/fund/<refund_id>")
+def funding_page(refund_id):
+    """The merchant's page for funding a refund (docs/refunds.md): what to send, where, until when."""
+    refund = refunds.get_public(refund_id)
+    return _render("fund.html", refund=PublicRefundSchema().dump(refund), now=isoformat(utcnow()),
+                   sandbox=settings().swap_provider == "sandbox")
+
+
+@bp.get("/fund/<refund_id>/qr.svg")
+def funding_qr_code(refund_id):
+    refund = refunds.get_public(refund_id)
+    response = Response(qr_codes.svg(refund.deposit_address), mimetype="image/svg+xml")
+    response.headers["Cache-Control"] = "private, max-age=3600"    # a refund's address never changes
     return response
 
 
