@@ -72,18 +72,22 @@ def up(migrator, db):
                             pw.ForeignKeyField(Refund, field=Refund.id, null=True, on_delete="SET NULL",
                                                index=False)),
     )
-    # Keys issued before refunds existed: a key that may change invoices may refund them, one that
-    # may read them may read their refunds, and a storefront's integration key gets both (its own
-    # installation's invoices only). Limited keys gain nothing beyond what they hold for invoices.
+    grant_refund_scopes(db)
+    if isinstance(db, pw.PostgresqlDatabase):
+        for statement in STATEMENTS:
+            db.execute_sql(statement)
+
+
+def grant_refund_scopes(db):
+    """Keys issued before refunds existed: a key that may change invoices may refund them, one that
+    may read them may read their refunds, and a storefront's integration key gets both (its own
+    installation's invoices only). Limited keys gain nothing beyond what they hold for invoices."""
     holds = f"(' ' || scopes || ' ') LIKE {db.param}"
     write, read = "% invoices:write %", "% invoices:read %"
     db.execute_sql("UPDATE api_key SET scopes = scopes || ' refunds:write refunds:read' "
                    f"WHERE kind = 'integration' OR (kind = 'standard' AND {holds})", (write,))
     db.execute_sql("UPDATE api_key SET scopes = scopes || ' refunds:read' "
                    f"WHERE kind = 'standard' AND {holds} AND NOT {holds}", (read, write))
-    if isinstance(db, pw.PostgresqlDatabase):
-        for statement in STATEMENTS:
-            db.execute_sql(statement)
 
 
 # The settlement statement's roll-up (0008) learns the refunded sum: a refund transaction that

@@ -21,6 +21,8 @@ STATUS_OF_CODE = {
     "invoice_not_cancellable": 400, "activation_refused": 400, "pricing_locked": 400,
     "amount_out_of_range": 400, "idempotency_key_reused": 400, "unsupported_asset": 400,
     "invoice_not_payable": 400, "invoice_expiring": 400,
+    "invoice_not_refundable": 400, "refund_exceeds_refundable": 400, "refund_not_cancellable": 400,
+    "refund_not_found": 404,
     "method_not_allowed": 405, "request_timeout": 408, "request_too_large": 413,
     "idempotency_key_in_use": 409, "EXTERNAL_ORDER_INTEGRATION_CONFLICT": 409, "INTEGRATION_SITE_CONFLICT": 409,
     "invoice_already_committed": 409,
@@ -28,9 +30,11 @@ STATUS_OF_CODE = {
     "rate_limited": 429, "internal_error": 500,
     "checkout_unavailable": 503, "service_unavailable": 503, "provider_unavailable": 503,
 }
-# A known deposit refuses a cancel with 409 (the money is in flight); any other refusal is 400.
+# A known deposit (or a refund's known funding) refuses a cancel with 409 (the money is in flight);
+# any other refusal is 400.
 # The operator CLI's lookups are not found (they were 400 by default, never seen over HTTP).
-ALSO = {("invoice_not_cancellable", 409), ("store_not_found", 404), ("api_key_not_found", 404)}
+ALSO = {("invoice_not_cancellable", 409), ("refund_not_cancellable", 409), ("store_not_found", 404),
+        ("api_key_not_found", 404)}
 CLASSES = {refusal.__name__: refusal for refusal in errors.REFUSALS}
 RAISE = re.compile(r"\b(" + "|".join(CLASSES) + r")\(\s*\"([A-Za-z_]+)\"")
 

@@ -223,3 +223,41 @@ def test_cancel_crossing_a_deposit_overpaid_and_top_up_end_to_end(stack):
         assert refunds == [(1,)] and _status(stack, overpaid)["paid_amount"] == "25.13"
     finally:
         workers.stop("worker")
+
+
+def test_refund_part_then_the_rest_end_to_end(stack):
+    """Merchant refunds on the real stack (docs/refunds.md): pay, refund part, refund the rest; the
+    refund poller runs in the rq worker on its cron tick, and the invoice ends refunded."""
+    session, url, workers = stack["session"], stack["url"], stack["processes"]
+    start_worker(workers)
+    try:
+        invoice_id = _create_and_pay(stack, "success")
+        wait_for(lambda: _status(stack, invoice_id)["received_amount"], timeout=30, what="settlement")
+
+        def refund_and_fund(amount):
+            created = session.post(f"{url}/v1/invoices/{invoice_id}/refunds", json={"amount": amount}, timeout=10)
+            assert created.status_code == 201, created.text
+            refund_id = created.json()["id"]
+            funded = session.post(f"{url}/v1/test_helpers/refunds/{refund_id}/fund", json={}, timeout=10)
+            assert funded.status_code == 202, funded.text
+            return wait_for(lambda: (lambda r: r if r["status"] == "succeeded" else None)(
+                session.get(f"{url}/v1/refunds/{refund_id}", timeout=5).json()), timeout=30, what=f"refund {amount}")
+
+        first = refund_and_fund("10.00")
+        invoice = session.get(f"{url}/v1/invoices/{invoice_id}", timeout=5).json()
+        assert (invoice["status"], invoice["refunded_amount"]) == ("paid", "10.00")
+        over = session.post(f"{url}/v1/invoices/{invoice_id}/refunds", json={"amount": "15.01"}, timeout=10)
+        assert over.json()["error"]["code"] == "refund_exceeds_refundable"
+        rest = refund_and_fund("15.00")
+        invoice = session.get(f"{url}/v1/invoices/{invoice_id}", timeout=5).json()
+        assert (invoice["status"], invoice["refunded_amount"]) == ("refunded", "25.00")
+        delivered = _sql("SELECT t.transaction_hash FROM \"transaction\" t JOIN invoice i ON i.id = t.invoice_id "
+                         "WHERE i.public_id = %s AND t.type = 'refund' AND t.refund_id IS NOT NULL ORDER BY 1",
+                         invoice_id)
+        assert sorted(row[0] for row in delivered) == sorted([first["transaction_hash"], rest["transaction_hash"]])
+        counts = dict(_sql("SELECT e.type, count(*) FROM event e JOIN invoice i ON i.id = e.invoice_id "
+                           "WHERE i.public_id = %s AND (e.type LIKE 'refund.%%' OR e.type = 'invoice.refunded') "
+                           "GROUP BY 1", invoice_id))
+        assert counts == {"refund.created": 2, "refund.succeeded": 2, "invoice.refunded": 1}
+    finally:
+        workers.stop("worker")
