@@ -20,6 +20,7 @@ import logging
 import peewee as pw
 
 from core import ids, networks
+from core.networks import network_of
 from core.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable, validation_error
 from infra import lookups
 from infra.locks import lock_row
@@ -32,7 +33,6 @@ from providers import base
 from providers.base import DepositStatus, ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
 from services import integrations
 from services.engine import invoice_states, payments, refund_states
-from services.engine.quotes import network_of
 
 log = logging.getLogger("tender.refunds")
 # How long the merchant has to send the funding: the deposit address's deadline.
