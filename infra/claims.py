@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import datetime as dt
 import secrets
 
+import peewee as pw
 from peewee import fn
 
 from core import ids
@@ -45,6 +46,17 @@ def release(model, row_id, token: str, **changes) -> bool:
     """Give the row back (with `changes`), only if our lease on it is still the current one."""
     return model.update(claim_token=None, claimed_until=None, **changes).where(
         (model._meta.primary_key == row_id) & (model.claim_token == token)).execute() == 1
+
+
+def release_each(model, token: str, field, values: dict) -> int:
+    """Give many rows of one claim back in one UPDATE, `field` set to each row's own value
+    ({primary key: value}); only the rows our lease still holds. Returns how many."""
+    if not values:
+        return 0
+    key = model._meta.primary_key
+    each = pw.Case(key, [(key.to_value(row_id), field.to_value(value)) for row_id, value in values.items()])
+    return model.update({model.claim_token: None, model.claimed_until: None, field: each}).where(
+        key.in_(list(values)) & (model.claim_token == token)).execute()
 
 
 # --- Webhook deliveries -------------------------------------------------------------------------

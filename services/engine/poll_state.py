@@ -47,6 +47,12 @@ def reschedule(invoice: Invoice, token: str, *, at: dt.datetime | None) -> bool:
     return claims.release(PollState, invoice.id, token, next_poll_at=at, phase=phase)
 
 
+def reschedule_unchanged(token: str, due_at: dict) -> int:
+    """Give back, in one write, the claimed poll states of invoices a poll found unchanged, each due
+    at its own time ({invoice id: when}); their poller stays the same."""
+    return claims.release_each(PollState, token, PollState.next_poll_at, due_at)
+
+
 def next_poll_of(invoice_id) -> dt.datetime | None:
     """When the invoice is next polled; None when it is not polled any more."""
     return PollState.select(PollState.next_poll_at).where(PollState.invoice == invoice_id).scalar()

@@ -145,6 +145,7 @@ class Watched:
     apply: Callable
     schedule: Callable
     reschedule: Callable
+    reschedule_unchanged: Callable | None = None   # many at once: {row id: when} (None: one by one)
 
 
 def _release_refund(refund: Refund, token: str, *, at: dt.datetime | None) -> bool:
@@ -155,7 +156,7 @@ def _watched(phase: str) -> Watched:
     if phase == "refunds":
         return Watched(Refund, refunds_due, None, refunds.apply_funding_status, refund_next_poll_at, _release_refund)
     return Watched(PollState, lambda now: due(phase, now), _claimed, payments.apply_deposit_status, next_poll_at,
-                   poll_state.reschedule)
+                   poll_state.reschedule, poll_state.reschedule_unchanged)
 
 
 def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, base_seconds: int,
@@ -166,9 +167,10 @@ def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, ba
 
 
 def poll_one(watched: Watched, row, token: str, provider, *, now: dt.datetime, base_seconds: int,
-             hot_seconds: int | None = None) -> str | None:
+             hot_seconds: int | None = None, unchanged: dict | None = None) -> str | None:
     """Ask the provider about one claimed row (an invoice or a refund), apply the answer, schedule
-    the next poll."""
+    the next poll. `unchanged`: where to leave the next poll time of a row the answer leaves as
+    it is, for the caller to write with the rest of its batch (`watched.reschedule_unchanged`)."""
     try:
         status = quotes.deposit_status(provider, row)
     except ProviderRejected as error:
@@ -181,9 +183,13 @@ def poll_one(watched: Watched, row, token: str, provider, *, now: dt.datetime, b
         watched.reschedule(row, token, at=now + dt.timedelta(seconds=base_seconds))
         return None
     if status.status == base.PENDING_DEPOSIT and row.provider_status == base.PENDING_DEPOSIT:
-        # Nothing new, the common case by far: one UPDATE of the schedule, no transaction.
-        watched.reschedule(row, token, at=watched.schedule(row, now=now, base_seconds=base_seconds,
-                                                           hot_seconds=hot_seconds))
+        # Nothing new, the common case by far: no transaction, nothing written on the invoice, and
+        # the schedule written with the batch's others when the caller collects them.
+        at = watched.schedule(row, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds)
+        if unchanged is not None and at is not None:
+            unchanged[row.id] = at
+        else:
+            watched.reschedule(row, token, at=at)
         return status.status
     with locks.write_transaction():     # the answer's writes and the next schedule commit together
         current = watched.apply(row, status, now=now)
@@ -214,12 +220,18 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
                                            order_by=(watched.claims.next_poll_at,), now=now,
                                            lease_seconds=lease_seconds, limit=batch_size, read=watched.read)
 
-            def one(row, token=token, now=now):
+            unchanged = {} if watched.reschedule_unchanged is not None else None
+
+            def one(row, token=token, now=now, unchanged=unchanged):
                 with db.connection_context():
                     return poll_one(watched, row, token, provider, now=now, base_seconds=base_seconds,
-                                    hot_seconds=hot_seconds)
+                                    hot_seconds=hot_seconds, unchanged=unchanged)
 
-            list(pool.map(one, rows))          # re-raises the first unexpected error: the job fails
+            try:
+                list(pool.map(one, rows))      # re-raises the first unexpected error: the job fails
+            finally:
+                if unchanged:
+                    watched.reschedule_unchanged(token, unchanged)
             metrics.add("provider_reads", collections.Counter(
                 (phase, "hot" if is_hot(row, now) else "idle") for row in rows))
             polled += len(rows)

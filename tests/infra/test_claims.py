@@ -63,3 +63,17 @@ def test_concurrent_claimers_never_share_an_invoice(store):
     assert len(results) == len(set(results))
     if is_postgres():          # SKIP LOCKED: nobody waits, nobody fails, everything is claimed once
         assert not errors and len(results) == 60
+
+
+def test_release_each_gives_back_only_the_rows_of_our_lease_each_with_its_value(store):
+    now = utcnow()
+    invoices = [factories.make_invoice(store, next_poll_at=now) for _ in range(3)]
+    token, claimed = _claim(now, limit=2)
+    stranger = next(invoice.id for invoice in invoices if invoice.id not in claimed)
+    due = {row_id: now + dt.timedelta(seconds=10 * (index + 1)) for index, row_id in enumerate(claimed)}
+    with db.connection_context():
+        assert claims.release_each(PollState, token, PollState.next_poll_at, {**due, stranger: now}) == 2
+        rows = {row.invoice_id: row for row in PollState.select()}
+    assert {row_id: rows[row_id].next_poll_at for row_id in claimed} == due
+    assert all(rows[row_id].claim_token is None for row_id in claimed)
+    assert rows[stranger].next_poll_at == now
