@@ -40,7 +40,8 @@ log = logging.getLogger("tender.webhooks")
 
 DISABLE_AFTER = dt.timedelta(days=3)
 JITTER = 0.10
-STORE_SHARE = 4             # one store may hold 1/4 of a run's slots in flight
+STORE_SHARE = 4                 # a store's backlog holds at most 1/4 of a run's slots in flight
+STORE_SHARE_OF_NEW_EVENTS = 2   # with its new events' first attempts, at most 1/2
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,13 @@ class DeliveryPolicy:
     def caps(self) -> claims.DeliveryCaps:
         """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap)."""
         per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
+        return claims.DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
+
+    @property
+    def first_attempt_caps(self) -> claims.DeliveryCaps:
+        """A fan-out's first attempts may take their store to half a run's slots, so one new event
+        reaches a store's 16 endpoints at once; its backlog never takes it past `caps`."""
+        per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE_OF_NEW_EVENTS)
         return claims.DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
 
     @classmethod
@@ -279,7 +287,8 @@ def fan_out_and_deliver(policy: DeliveryPolicy, *, now=clock.utcnow) -> tuple[in
     # As many as the run's slots can surely send before their claim runs out (attempts are cut
     # off at their deadline), so a claimed delivery is never sent twice.
     rounds = max(1, policy.claim_seconds // max(1, policy.timeout_seconds) - 1)
-    first = outbox.FirstAttempts(token=secrets.token_hex(16), caps=policy.caps, budget=policy.concurrency * rounds)
+    first = outbox.FirstAttempts(token=secrets.token_hex(16), caps=policy.first_attempt_caps,
+                                 budget=policy.concurrency * rounds)
     created = outbox.relay(now=now(), grace=dt.timedelta(0), first=first)
     counts = deliver_due(policy, now=now, first=_load_work(first.token), claim_more=first.left_unclaimed > 0)
     return created, counts
@@ -306,7 +315,9 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     began = last_look = time.monotonic()
     in_flight, finished, oldest_finished = {}, [], 0.0
     half = max(1, policy.concurrency // 2)
-    backlog = claim_more   # did the last claim fill every slot it asked for (so more may be due)?
+    # Did the last claim fill every slot it asked for (so more may be due)? What a fan-out left
+    # unclaimed is claimed once its first attempts are done: it was left to the caps.
+    backlog = claim_more and not first
     pool = ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook")
     try:
         for work in first:
