@@ -47,7 +47,7 @@ def _add_finished(count: int) -> None:
                     quoted_at=long_ago, deposit_seen_at=long_ago, expires_at=long_ago, created_at=long_ago,
                     updated_at=long_ago) for i in batch]).execute()
                 PollState.insert_many([dict(
-                    invoice=invoice_ids[i], phase="settlement" if ENDINGS[i % len(ENDINGS)][1] else "chain",
+                    id=invoice_ids[i], invoice=invoice_ids[i], phase="settlement" if ENDINGS[i % len(ENDINGS)][1] else "chain",
                     next_poll_at=long_ago, watch_until=long_ago + dt.timedelta(hours=24))
                     for i in batch if i % 2]).execute()
 

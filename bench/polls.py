@@ -7,7 +7,8 @@ invoices with sandbox deposit addresses, already polled once and still without a
 steady state of open invoices: every poll is a provider read and a reschedule), then:
   1. empty loop: J no-op jobs through a SimpleWorker, and through a fork-per-job Worker;
   2. polling: `jobs.chain.poll_deposits` jobs through one SimpleWorker until every invoice has been
-     polled once.
+     polled once; with `--memory-provider 1`, `poll_due` called in this process instead, with a
+     provider that answers from memory (no sandbox read), which leaves Tender's own cost per poll.
 It prints the figures and the ratio, and on PostgreSQL the write-ahead log the polling wrote per
 poll (`pg_current_wal_lsn()` before and after; other writers to the same server count too: run
 it on a quiet one, or read it as an upper bound). It writes to the database it is given: use a
@@ -66,7 +67,7 @@ def _setup(invoice_count: int):
                     deposit_address=a, quoted_at=now, provider_status="PENDING_DEPOSIT",
                     expires_at=expires, created_at=now,
                     updated_at=now) for i, a in zip(invoice_ids, addresses)]).execute()
-                PollState.insert_many([dict(invoice=i, phase="chain", next_poll_at=now,
+                PollState.insert_many([dict(id=i, invoice=i, phase="chain", next_poll_at=now,
                                             watch_until=expires + WATCH_AFTER_DEADLINE)
                                        for i in invoice_ids]).execute()
     return settings
@@ -98,6 +99,9 @@ def _wal_position():
     if not is_postgres():
         return None
     with db.connection_context():
+        # From a checkpoint: the first write to each page after one logs the whole page, so both
+        # sides of a comparison start alike.
+        db.execute_sql("CHECKPOINT")
         return db.execute_sql("SELECT pg_current_wal_lsn()").fetchone()[0]
 
 
@@ -110,7 +114,29 @@ def _wal_bytes_since(position) -> int | None:
         return int(db.execute_sql("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)", (position,)).fetchone()[0])
 
 
-def _polling(connection) -> tuple[int, float, int | None]:
+class _PendingFromMemory:
+    """A provider that answers at once that no deposit came, without a database read of its own."""
+
+    def deposit_status(self, deposit_address, deposit_memo=None, **_):
+        from providers import base
+        from providers.base import DepositStatus
+
+        return DepositStatus(status=base.PENDING_DEPOSIT, correlation_id=deposit_address[-16:])
+
+
+def _poll_in_process(settings) -> None:
+    from core.clock import utcnow
+    from models.base import db
+    from services.engine import polling
+
+    with db.connection_context():
+        while polling.poll_due("chain", _PendingFromMemory(), clock=utcnow, base_seconds=settings.chain_poll_interval_seconds,
+                               batch_size=settings.poll_batch_size, concurrency=settings.poll_concurrency,
+                               hot_seconds=settings.hot_poll_interval_seconds, time_budget=60):
+            pass
+
+
+def _polling(connection, settings=None) -> tuple[int, float, int | None]:
     from models.base import db
     from models.invoices import Invoice
     from models.polls import PollState
@@ -127,6 +153,9 @@ def _polling(connection) -> tuple[int, float, int | None]:
             left = not_yet.count()
         if not left:
             break
+        if settings is not None:
+            _poll_in_process(settings)
+            continue
         queue.enqueue("jobs.chain.poll_deposits", result_ttl=0, job_timeout=600)
         worker.work(burst=True, logging_level="WARNING")
     elapsed = time.perf_counter() - started
@@ -137,21 +166,22 @@ def _polling(connection) -> tuple[int, float, int | None]:
 
 
 def main() -> None:
-    args = int_options(invoices=10000, empty_jobs=300)
+    args = int_options(invoices=10000, empty_jobs=300, memory_provider=0)
     settings = _setup(args.invoices)
     from infra import queues
 
     connection = queues.redis()
     simple = _empty_loop(SimpleWorker, connection, args.empty_jobs)
     forking = _empty_loop(Worker, connection, max(args.empty_jobs // 3, 50))
-    polled, polls_per_second, wal_bytes = _polling(connection)
+    polled, polls_per_second, wal_bytes = _polling(connection, settings if args.memory_provider else None)
     backend = "postgresql" if "postgres" in settings.database_url else "sqlite"
     redis_kind = "fakeredis" if settings.embedded_redis else "redis"
     print(f"backend: {backend} + {redis_kind}; batch {settings.poll_batch_size}, "
           f"concurrency {settings.poll_concurrency}, sandbox latency {settings.sandbox_latency_ms} ms")
     print(f"empty RQ jobs/s, SimpleWorker:       {simple:8.1f}")
     print(f"empty RQ jobs/s, fork-per-job Worker: {forking:8.1f}")
-    print(f"polls/s, one SimpleWorker ({polled} invoices): {polls_per_second:8.1f}")
+    how = "in process, provider answering from memory" if args.memory_provider else "one SimpleWorker"
+    print(f"polls/s, {how} ({polled} invoices): {polls_per_second:8.1f}")
     print(f"ratio polls/s : empty SimpleWorker jobs/s = {polls_per_second / simple:.1f}x")
     if wal_bytes is not None:
         print(f"WAL bytes per poll: {wal_bytes / max(polled, 1):8.0f} ({wal_bytes} bytes over {polled} polls)")

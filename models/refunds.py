@@ -13,8 +13,9 @@ class Refund(BaseModel):
     """A merchant's refund of an invoice: a swap the other way, from the store's payout asset to the
     buyer's asset, which the merchant funds by sending `funding_amount` to `deposit_address`.
 
-    The polling columns carry the names the invoice's do (deposit_address, provider_status,
-    next_poll_at, claim_token, ...), so the engine's poller follows both with the same functions."""
+    The polling columns carry the names the invoice's do (deposit_address, provider_status, ...),
+    so the engine's poller follows both with the same functions; its schedule and claim are its
+    poll state (models/polls.py), as an invoice's are."""
 
     id = pw.UUIDField(primary_key=True)
     public_id = pw.CharField(max_length=40, unique=True)        # ref_…
@@ -47,9 +48,6 @@ class Refund(BaseModel):
     provider_status = pw.CharField(max_length=32, null=True)
     quoted_at = pw.DateTimeField()
     deposit_seen_at = pw.DateTimeField(null=True)
-    next_poll_at = pw.DateTimeField(null=True)
-    claimed_until = pw.DateTimeField(null=True)
-    claim_token = pw.CharField(max_length=40, null=True)
     review_reason = pw.CharField(max_length=64, null=True)
     completed_at = pw.DateTimeField(null=True)
     created_at = pw.DateTimeField()

@@ -50,7 +50,7 @@ def make_invoice(store: Store, *, now: dt.datetime | None = None, **over) -> Inv
 def make_poll_state(invoice: Invoice, next_poll_at: dt.datetime, *, phase: str | None = None) -> PollState:
     """The invoice's poll state, due at `next_poll_at`, with the poller its status belongs to."""
     with db.connection_context():
-        return PollState.create(invoice=invoice.id, phase=phase or poll_state.phase_of(invoice) or "chain",
+        return PollState.create(id=invoice.id, invoice=invoice.id, phase=phase or poll_state.phase_of(invoice) or "chain",
                                 next_poll_at=next_poll_at,
                                 watch_until=invoice.expires_at + poll_state.WATCH_AFTER_DEADLINE)
 

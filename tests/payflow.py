@@ -8,7 +8,6 @@ from models.base import db
 from models.events import Event
 from models.invoices import Invoice
 from models.polls import PollState
-from models.refunds import Refund
 from models.transactions import Transaction
 from providers.sandbox import SandboxProvider
 from services.engine import poll_state, polling
@@ -32,7 +31,7 @@ def transactions_of(invoice) -> list[Transaction]:
 def make_due(invoice, now=None) -> None:
     with db.connection_context():
         PollState.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
-            PollState.invoice == invoice.id).execute()
+            PollState.id == invoice.id).execute()
 
 
 def next_poll_of(invoice):
@@ -44,12 +43,10 @@ def next_poll_of(invoice):
 def poll_until_quiet(phase: str, *, now=None, rounds: int = 10, provider=None) -> int:
     """Run one phase's poller repeatedly, making the invoices due each time, until nothing is due."""
     provider = provider or SandboxProvider()
-    schedules = Refund if phase == "refunds" else PollState
     total = 0
     for _ in range(rounds):
         with db.connection_context():
-            schedules.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).where(
-                schedules.next_poll_at.is_null(False)).execute()
+            PollState.update(next_poll_at=(now or utcnow()) - dt.timedelta(seconds=1)).execute()
             polled = polling.poll_due(phase, provider, clock=lambda: now or utcnow(), base_seconds=5,
                                       batch_size=50, concurrency=2)
         total += polled

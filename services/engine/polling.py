@@ -5,8 +5,8 @@ is confirmed (or refunded, failed, or the watch window closes); `settlement` fol
 invoices whose conversion is still running, until `SUCCESS` settles them; `refunds` follows the
 merchants' refunds from their funding to the delivery to the buyer (docs/refunds.md). Each claims
 its due rows in batches (infra/claims.py) and polls them concurrently inside one job, at the same
-adaptive pace: a refund's funding is a deposit like a buyer's. An invoice's schedule and claim
-are its poll state (models/polls.py); a refund carries its own.
+adaptive pace: a refund's funding is a deposit like a buyer's. The schedule and claim of an
+invoice or a refund are its poll state (models/polls.py).
 """
 from __future__ import annotations
 
@@ -44,20 +44,18 @@ PHASES = ("chain", "settlement")   # which poller follows an invoice: poll_state
 
 def due(phase: str, now: dt.datetime):
     """The poll states `phase` may claim at `now` (models/polls.py). The watch window is repeated
-    here so that no bookkeeping slip can keep an old invoice polled."""
+    here so that no bookkeeping slip can keep an old invoice or refund polled."""
     return (PollState.phase == phase) & (PollState.next_poll_at <= now) & (PollState.watch_until > now)
-
-
-def refunds_due(now: dt.datetime):
-    """The refunds the `refunds` poller may claim at `now`: watched, due, inside their watch window."""
-    return (Refund.status.in_(refund_states.WATCHED) & Refund.next_poll_at.is_null(False)
-            & (Refund.next_poll_at <= now) & (Refund.expires_at > now - WATCH_AFTER_DEADLINE))
 
 
 def _claimed(token: str):
     # The claimed invoices, read once: the poll, its answer's compare-and-set and the next
     # schedule all work from this read.
-    return Invoice.select().join(PollState).where(PollState.claim_token == token)
+    return Invoice.select().join(PollState, on=(PollState.invoice == Invoice.id)).where(PollState.claim_token == token)
+
+
+def _claimed_refunds(token: str):
+    return Refund.select().join(PollState, on=(PollState.refund == Refund.id)).where(PollState.claim_token == token)
 
 
 def is_hot(invoice: Invoice, now: dt.datetime) -> bool:
@@ -148,13 +146,10 @@ class Watched:
     reschedule_unchanged: Callable | None = None   # many at once: {row id: when} (None: one by one)
 
 
-def _release_refund(refund: Refund, token: str, *, at: dt.datetime | None) -> bool:
-    return claims.release(Refund, refund.id, token, next_poll_at=at)
-
-
 def _watched(phase: str) -> Watched:
     if phase == "refunds":
-        return Watched(Refund, refunds_due, None, refunds.apply_funding_status, refund_next_poll_at, _release_refund)
+        return Watched(PollState, lambda now: due(phase, now), _claimed_refunds, refunds.apply_funding_status,
+                       refund_next_poll_at, poll_state.reschedule, poll_state.reschedule_unchanged)
     return Watched(PollState, lambda now: due(phase, now), _claimed, payments.apply_deposit_status, next_poll_at,
                    poll_state.reschedule, poll_state.reschedule_unchanged)
 

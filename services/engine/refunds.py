@@ -32,7 +32,7 @@ from models.stores import ApiKey, Store
 from providers import base
 from providers.base import DepositStatus, ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
 from services import integrations
-from services.engine import invoice_states, payments, refund_states
+from services.engine import invoice_states, payments, poll_state, refund_states
 
 log = logging.getLogger("tender.refunds")
 # How long the merchant has to send the funding: the deposit address's deadline.
@@ -106,14 +106,16 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
         if amount > refundable_amount(current):
             # A concurrent refund took it first: this quote's address is never shown to anyone.
             raise _over_refundable(current, amount)
-        return refund_states.create(
+        refund = refund_states.create(
             now=now, id=ids.new_uuid(), public_id=ids.new_public_id("ref_"), store=invoice.store_id,
             invoice=invoice.id, amount=amount, currency=invoice.currency, reason=data.get("reason"), asset=asset,
             refund_to=refund_to, estimated_amount_out=quote.amount_out, funding_asset=invoice.output_asset,
             funding_amount=quote.amount_in, deposit_address=quote.deposit_address,
             deposit_memo=quote.deposit_memo, expires_at=deadline, provider_ref=quote.correlation_id,
             origin_decimals=quote.origin_decimals, destination_decimals=quote.destination_decimals,
-            quoted_at=now, next_poll_at=now)
+            quoted_at=now)
+        poll_state.watch(refund, at=now)      # the funding is polled from now on
+        return refund
 
 
 def _destination(invoice: Invoice, provider, data: dict) -> tuple[str, str]:

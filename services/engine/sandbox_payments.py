@@ -43,4 +43,4 @@ def simulate_funding(refund: Refund, provider, *, outcome: str, amount: Decimal 
     simulated = {"success": "success", "overpaid": "overpaid", "short": "short", "failed": "refunded"}[outcome]
     # One simulated deposit per address: a second call records nothing new.
     provider.record_deposit(refund.deposit_address, outcome=simulated, amount=amount, now=now)
-    Refund.update(next_poll_at=now).where(Refund.id == refund.id).execute()   # poll it now
+    poll_state.watch(refund, at=now)   # poll it now

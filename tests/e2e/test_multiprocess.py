@@ -168,7 +168,7 @@ def test_worker_killed_mid_poll_recovers(stack, phase):
     invoice_id = _create_and_pay(stack, "success")
 
     def claimed_in_phase():
-        rows = _sql("SELECT status, swap_status, claim_token FROM invoice LEFT JOIN poll_state ON invoice_id = id "
+        rows = _sql("SELECT status, swap_status, claim_token FROM invoice LEFT JOIN poll_state ON poll_state.invoice_id = invoice.id "
                     "WHERE public_id = %s", invoice_id)
         status, swap_status, token = rows[0]
         in_phase = status == "awaiting_payment" if phase == "chain" else (status, swap_status) == ("paid", "processing")

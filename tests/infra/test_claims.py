@@ -17,7 +17,7 @@ def _claim(now, limit=10, lease=60):
     with db.connection_context():
         token, rows = claims.claim_due(PollState, _due(), order_by=(PollState.next_poll_at,), now=now,
                                        lease_seconds=lease, limit=limit)
-        return token, [row.invoice_id for row in rows]
+        return token, [row.id for row in rows]
 
 
 def test_two_claims_take_disjoint_batches_and_a_lapsed_lease_returns(store):
@@ -73,7 +73,7 @@ def test_release_each_gives_back_only_the_rows_of_our_lease_each_with_its_value(
     due = {row_id: now + dt.timedelta(seconds=10 * (index + 1)) for index, row_id in enumerate(claimed)}
     with db.connection_context():
         assert claims.release_each(PollState, token, PollState.next_poll_at, {**due, stranger: now}) == 2
-        rows = {row.invoice_id: row for row in PollState.select()}
+        rows = {row.id: row for row in PollState.select()}
     assert {row_id: rows[row_id].next_poll_at for row_id in claimed} == due
     assert all(rows[row_id].claim_token is None for row_id in claimed)
     assert rows[stranger].next_poll_at == now

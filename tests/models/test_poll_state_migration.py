@@ -1,5 +1,6 @@
-"""The upgrade that moves poll state off the invoice row (migrations/0013_poll_state.py) keeps every
-schedule and claim a poller could still act on, on SQLite and (with TEST_DATABASE_URL) PostgreSQL.
+"""The upgrade that moves poll state off the invoice and refund rows (migrations/0013_poll_state.py)
+keeps every schedule and claim a poller could still act on, on SQLite and (with TEST_DATABASE_URL)
+PostgreSQL.
 
 It runs the migrations up to the one before, writes invoices as the old schema had them, then
 upgrades: on a SQLite file of its own, or in a schema of its own in the test database."""
@@ -41,6 +42,17 @@ def _insert_invoice(database, store_id, **columns):
     return values["id"]
 
 
+def _insert_refund(database, store_id, invoice_id, **columns):
+    values = dict(id=uuid.uuid4().hex, public_id="ref_" + uuid.uuid4().hex, store_id=store_id, invoice_id=invoice_id,
+                  amount="5", currency="USD", asset="usdc.eth", refund_to="0xbuyer", estimated_amount_out="5",
+                  funding_asset="usdc.near", funding_amount="5.1", deposit_address="r", expires_at=NOW,
+                  quoted_at=NOW, created_at=NOW, updated_at=NOW, **columns)
+    names = ", ".join(values)
+    marks = ", ".join(["%s" if isinstance(database, pw.PostgresqlDatabase) else "?"] * len(values))
+    database.execute_sql(f"INSERT INTO refund ({names}) VALUES ({marks})", list(values.values()))
+    return values["id"]
+
+
 def test_the_upgrade_moves_every_claimable_schedule_and_claim_off_the_invoice(tmp_path):
     previous = sorted(name for name in os.listdir(MIGRATIONS_DIR) if name[:4].isdigit() and name < "0013")[-1][:-3]
     for backend, database, schema in _databases(tmp_path):
@@ -61,19 +73,23 @@ def test_the_upgrade_moves_every_claimable_schedule_and_claim_off_the_invoice(tm
                                          deposit_address="b", next_poll_at=due)
             finished = _insert_invoice(database, store_id, status="refunded", deposit_address="c", next_poll_at=due)
             idle = _insert_invoice(database, store_id, status="pending")
+            funding = _insert_refund(database, store_id, converting, status="awaiting_funds", next_poll_at=due)
+            done = _insert_refund(database, store_id, converting, status="succeeded", next_poll_at=due)
             runner.up()
             rows = {str(uuid.UUID(str(row[0]))): row[1:] for row in database.execute_sql(
-                "SELECT invoice_id, phase, next_poll_at, watch_until, claimed_until, claim_token FROM poll_state")}
+                "SELECT id, phase, next_poll_at, watch_until, claimed_until, claim_token FROM poll_state")}
             parse = pw.DateTimeField().python_value
             as_read = {key: (phase, parse(at), parse(until), parse(claimed), token)
                        for key, (phase, at, until, claimed, token) in rows.items()}
             assert as_read == {
                 str(uuid.UUID(watched)): ("chain", due, NOW + dt.timedelta(hours=24), lease, "t" * 32),
                 str(uuid.UUID(converting)): ("settlement", due, NOW + dt.timedelta(hours=24), None, None),
+                str(uuid.UUID(funding)): ("refunds", due, NOW + dt.timedelta(hours=24), None, None),
             }, backend
-            assert str(uuid.UUID(finished)) not in as_read and str(uuid.UUID(idle)) not in as_read
-            columns = {column.name for column in database.get_columns("invoice", schema=schema)}
-            assert not columns & {"next_poll_at", "claimed_until", "claim_token"}, backend
+            assert not {str(uuid.UUID(key)) for key in (finished, idle, done)} & set(as_read)
+            for table in ("invoice", "refund"):
+                columns = {column.name for column in database.get_columns(table, schema=schema)}
+                assert not columns & {"next_poll_at", "claimed_until", "claim_token"}, (backend, table)
         finally:
             if schema is not None:
                 database.execute_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
