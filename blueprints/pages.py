@@ -21,7 +21,7 @@ from schemas.payment_links import PaymentLinkPublicSchema
 from schemas.payments import PublicInvoiceSchema
 from schemas.refunds import PublicRefundSchema
 from services import payment_links
-from services.engine import buyer_payments, invoices, refunds
+from services.engine import buyer_payments, checkout, invoices, refunds
 
 ROOT = Path(__file__).resolve().parent.parent
 bp = Blueprint("pages", __name__, template_folder=str(ROOT / "templates"), static_folder=str(ROOT / "static"),
@@ -93,7 +93,9 @@ def funding_qr_code(refund_id):
 @bp.get("/pay/<token>")
 def payment_link_page(token):
     link = payment_links.get_public(token)
-    return _render("pay.html", link=PaymentLinkPublicSchema().dump(link), networks=networks.page_rules())
+    taken_until = checkout.taken_until(link, now=utcnow()) if link.status == "active" else None
+    return _render("pay.html", link=PaymentLinkPublicSchema().dump(link), networks=networks.page_rules(),
+                   taken_until=isoformat(taken_until))
 
 
 @bp.get("/favicon.ico")

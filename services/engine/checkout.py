@@ -97,6 +97,15 @@ def _link_taken(invoice: Invoice) -> Conflict:
                     f"again only if that payment is not made by {isoformat(invoice.expires_at)}.")
 
 
+def taken_until(link: PaymentLink, *, now: dt.datetime) -> dt.datetime | None:
+    """When a single-use link someone is already paying is free again if that payment is not made
+    (its open invoice's expiry); None when the link is not taken. What the buyer page tells."""
+    if link.allow_multiple_payments:
+        return None
+    invoice = _open_invoice(link, now=now)
+    return invoice.expires_at if invoice is not None and invoice.deposit_address else None
+
+
 def _ensure_open(link: PaymentLink, store: Store) -> None:
     if link.status == "completed":
         raise Forbidden("payment_link_already_paid", "This single-use payment link has already been paid.")

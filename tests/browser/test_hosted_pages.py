@@ -314,6 +314,7 @@ def test_two_buyers_on_one_single_use_link_never_share_a_refund_address(server, 
     taken_url = stranger.url
 
     buyer = pages.open(link["public_url"])
+    expect(buyer.locator("#taken-notice")).to_contain_text("Someone else is already paying this single-use link")
     _pay_on_link_page(buyer, EVM_ADDRESS)
     expect(buyer.locator("[data-field=pay-error]")).to_contain_text("already being paid by someone else")
     assert "/pay/" in buyer.url
@@ -333,6 +334,7 @@ def test_two_buyers_on_one_single_use_link_never_share_a_refund_address(server, 
     # The stranger's invoice ends (the merchant cancels it): the link is the buyer's to pay.
     assert server.api("POST", f"/v1/invoices/{invoice_id}/cancel").status_code == 200
     buyer.goto(link["public_url"])
+    expect(buyer.locator("#taken-notice")).to_have_count(0)
     _pay_on_link_page(buyer, EVM_ADDRESS)
     buyer.wait_for_url(re.compile(r"/checkout/inv_[0-9a-f]{32}$"), timeout=TIMEOUT_MS)
     assert buyer.url != taken_url
