@@ -20,12 +20,12 @@ import json
 import queue
 import threading
 from typing import Iterator
-import uuid
 
 import peewee as pw
 from peewee import fn
 
 from core import clock, money
+from infra import database
 from models.base import db, is_postgres, replace_connection
 from models.invoices import Invoice
 from models.refunds import Refund
@@ -174,27 +174,9 @@ def transaction_export(store: Store, filters: dict) -> Export:
 
 
 def raw_batches(query, *, size: int = BATCH_ROWS) -> Iterator[list[tuple]]:
-    """The query's rows as the driver returns them, `size` at a time, never all at once.
-
-    PostgreSQL: a named (server-side) cursor, which psycopg2 allows only inside a transaction, so
-    the connection leaves autocommit for the export's read and is rolled back and restored after."""
+    """The query's rows as the driver returns them, `size` at a time, never all at once."""
     sql, params = query.sql()
-    if not is_postgres():
-        cursor = db.execute_sql(sql, params)
-        while rows := cursor.fetchmany(size):
-            yield rows
-        return
-    connection = db.connection()
-    connection.autocommit = False
-    try:
-        with connection.cursor(name=f"export_{uuid.uuid4().hex}") as cursor:
-            cursor.itersize = size
-            cursor.execute(sql, params)
-            while rows := cursor.fetchmany(size):
-                yield rows
-    finally:
-        connection.rollback()
-        connection.autocommit = True
+    return database.stream_rows(sql, params, size=size)
 
 
 def _neutralised(text: str) -> str:

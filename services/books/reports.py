@@ -18,6 +18,7 @@ import datetime as dt
 from decimal import Decimal
 
 from core import money
+from infra import database
 from models.base import db, is_postgres
 from models.invoices import Invoice
 from models.stores import Store
@@ -68,31 +69,13 @@ ORDER BY day, currency
 """
 
 
-class _DecimalSum:
-    """SQLite has no exact decimal type (amounts are stored as text): SUM would go through float."""
-
-    def __init__(self):
-        self.total = None
-
-    def step(self, value):
-        if value is not None:
-            self.total = (self.total or Decimal(0)) + Decimal(str(value))
-
-    def finalize(self):
-        return None if self.total is None else str(self.total)
-
-
 def _summed_rows(store_id, since: dt.datetime, until: dt.datetime, *, rolled_up: bool):
     """(day, currency, paid, gross, received, difference, refunds, processing, held, refunded) rows."""
     bounds = (Invoice.paid_at.db_value(since), Invoice.paid_at.db_value(until))
     if rolled_up:
         days = (since.date(), until.date())
         return db.execute_sql(_ROLLED_UP, (store_id, *days, store_id, *bounds)).fetchall()
-    if is_postgres():
-        sql = _ROWS.format(sum="SUM", p=db.param)
-    else:
-        db.obj.register_aggregate(_DecimalSum, "decimal_sum", 1)
-        sql = _ROWS.format(sum="decimal_sum", p=db.param)
+    sql = _ROWS.format(sum=database.exact_sum(), p=db.param)
     return db.execute_sql(sql, (store_id, *bounds, store_id, *bounds)).fetchall()
 
 
