@@ -2,13 +2,12 @@
 on PostgreSQL, run here on both in one test (PostgreSQL when TEST_DATABASE_URL is set; in a
 schema of its own, so the suite's tables are not touched)."""
 from decimal import Decimal
-import os
-from urllib.parse import unquote, urlsplit
 
 import peewee as pw
 import pytest
 
 from infra import database
+from tests.support.databases import postgres_in_schema
 
 SCHEMA = "database_parity"
 
@@ -17,14 +16,8 @@ SCHEMA = "database_parity"
 def backends(tmp_path):
     """One connected database per backend, each with a table `amounts(n integer, amount <amount type>)`."""
     opened = [("sqlite", pw.SqliteDatabase(str(tmp_path / "parity.db")), "TEXT")]
-    url = os.environ.get("TEST_DATABASE_URL")
-    if url:
-        parts = urlsplit(url)
-        postgres = pw.PostgresqlDatabase(
-            parts.path.lstrip("/"), host=parts.hostname, port=parts.port or 5432,
-            user=unquote(parts.username) if parts.username else None,
-            password=unquote(parts.password) if parts.password else None, options=f"-c search_path={SCHEMA}")
-        postgres.execute_sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE; CREATE SCHEMA {SCHEMA}")
+    postgres = postgres_in_schema(SCHEMA)
+    if postgres is not None:
         opened.append(("postgresql", postgres, "NUMERIC(36, 18)"))
     for _, handle, amount_type in opened:
         handle.connect(reuse_if_open=True)

@@ -6,7 +6,6 @@ It runs the migrations up to the one before, writes invoices as the old schema h
 upgrades: on a SQLite file of its own, or in a schema of its own in the test database."""
 import datetime as dt
 import os
-from urllib.parse import unquote, urlsplit
 import uuid
 
 import peewee as pw
@@ -14,6 +13,7 @@ from playhouse.migrations import Runner
 import pytest
 
 from cli import MIGRATIONS_DIR
+from tests.support.databases import postgres_in_schema
 
 NOW = dt.datetime(2030, 1, 1, 12, 0, 0)
 SCHEMA = "poll_state_upgrade"
@@ -21,14 +21,8 @@ SCHEMA = "poll_state_upgrade"
 
 def _databases(tmp_path):
     yield "sqlite", pw.SqliteDatabase(str(tmp_path / "upgrade.db"), pragmas={"foreign_keys": 1}), None
-    url = os.environ.get("TEST_DATABASE_URL")
-    if url:
-        parts = urlsplit(url)
-        database = pw.PostgresqlDatabase(
-            parts.path.lstrip("/"), host=parts.hostname, port=parts.port or 5432,
-            user=unquote(parts.username) if parts.username else None,
-            password=unquote(parts.password) if parts.password else None, options=f"-c search_path={SCHEMA}")
-        database.execute_sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE; CREATE SCHEMA {SCHEMA}")
+    database = postgres_in_schema(SCHEMA)
+    if database is not None:
         yield "postgresql", database, SCHEMA
 
 

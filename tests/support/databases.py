@@ -21,3 +21,22 @@ def sibling_database(suffix: str, workdir) -> str:
         cursor.execute(f'CREATE DATABASE "{name}"')
     admin.close()
     return urlunsplit(parts._replace(path="/" + name))
+
+
+def postgres_in_schema(schema: str):
+    """A peewee handle on the TEST_DATABASE_URL database whose tables live in `schema`, made
+    empty; None on the embedded default. Drop the schema when done."""
+    test_url = os.environ.get("TEST_DATABASE_URL")
+    if not test_url:
+        return None
+    from urllib.parse import unquote
+
+    import peewee as pw
+
+    parts = urlsplit(test_url)
+    database = pw.PostgresqlDatabase(
+        parts.path.lstrip("/"), host=parts.hostname, port=parts.port or 5432,
+        user=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None, options=f"-c search_path={schema}")
+    database.execute_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+    return database
