@@ -321,7 +321,9 @@ def _integration_operations(platform: str) -> dict:
         ("POST", f"{base}/disconnect"): Op(
             "Disconnect the store's installation", "Integrations",
             {"type": "object", "required": ["disconnected"], "properties": {"disconnected": {"type": "boolean"}}},
-            errors={404: "`integration_not_found`: the store is not connected."}),
+            errors={403: "Only a dedicated integration key disconnects: any other kind of key is "
+                         "`INSUFFICIENT_SCOPE`, even one stored with `woocommerce:disconnect`.",
+                    404: "`integration_not_found`: the store is not connected."}),
         ("GET", f"{base}/status"): Op("Connection state and payout readiness", "Integrations",
                                       IntegrationStatusSchema),
     }
