@@ -95,7 +95,8 @@ def stores_callback_secret(store_id):
 
 @keys_cli.command("create")
 @click.option("--store", "store_id", required=True)
-@click.option("--kind", type=click.Choice(api_keys.KINDS), default="standard", show_default=True)
+# Integration keys come only from connect, bound to their installation; an operator issues the other two.
+@click.option("--kind", type=click.Choice(api_keys.OPERATOR_KINDS), default="standard", show_default=True)
 @click.option("--scopes", default=None, help="Comma-separated; default: the kind's scopes.")
 @click.option("--json", "as_json", is_flag=True)
 @_domain_errors

@@ -14,6 +14,7 @@ from models.stores import ApiKey, Store
 
 KEY_PREFIX = "sk_live_"
 KINDS = ("standard", "bootstrap", "integration")
+OPERATOR_KINDS = ("standard", "bootstrap")   # what `keys create` issues; integration keys come from connect
 BOOTSTRAP_LIFETIME = dt.timedelta(hours=24)
 # A connect whose response was lost may be retried with its spent bootstrap key for this long
 # (docs/retries.md), and only while the credentials it issued are unused: the same site and
