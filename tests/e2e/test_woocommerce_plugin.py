@@ -190,6 +190,12 @@ def test_activation_declares_hpos_and_blocks_and_offers_nothing_unconnected(site
     assert methods["paymentMethodData"] == []                         # not connected: not offered
     checkout = requests.get(f"{site.url}/?tender-standin=checkout", timeout=20).text
     assert "payment_method_tender" not in checkout
+    # Event ids are remembered for 30 days: a daily WP-Cron clean-up, scheduled at activation.
+    assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] > time.time()
+    site.cli("seen-add", "evt_old", str(int(time.time()) - 31 * 86400))
+    site.cli("seen-add", "evt_recent", str(int(time.time()) - 29 * 86400))
+    site.cli("do-action", "tender_prune_seen_events")
+    assert site.seen_events() == ["evt_recent"]
     # Not connected: every delivery is refused.
     assert requests.post(site.webhook_url, data=b"{}", headers={"X-Tender-Timestamp": "1"}, timeout=20).status_code == 401
 
@@ -247,8 +253,10 @@ def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnec
     assert status["status"] == "DISCONNECTED"
     assert [site.option(name) for name in ("tender_api_key", "tender_webhook_secret",
                                            "tender_integration_public_id")] == [None, None, None]
+    assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] is False
     admin.click("#activate-tender-for-woocommerce")
     admin.wait_for_selector("#deactivate-tender-for-woocommerce")
+    assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] > time.time()
 
 
 @pytest.fixture(scope="module")

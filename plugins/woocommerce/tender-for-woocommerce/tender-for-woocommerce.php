@@ -75,5 +75,12 @@ add_action(
 	}
 );
 
-register_activation_hook( __FILE__, array( Tender_Seen_Events::class, 'create_table' ) );
-register_deactivation_hook( __FILE__, array( Tender_Connection::class, 'disconnect_on_deactivation' ) );
+add_action( Tender_Seen_Events::PRUNE_HOOK, array( Tender_Seen_Events::class, 'prune_now' ), 10, 0 );
+register_activation_hook( __FILE__, array( Tender_Seen_Events::class, 'activate' ) );
+register_deactivation_hook(
+	__FILE__,
+	static function () {
+		wp_clear_scheduled_hook( Tender_Seen_Events::PRUNE_HOOK );
+		Tender_Connection::disconnect_on_deactivation();
+	}
+);

@@ -8,6 +8,14 @@
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Seen_Events implements Tender_Seen_Store {
+	/**
+	 * How long an event id is remembered. Tender retries a delivery for about 3 days; after 30 an
+	 * id is forgotten, and a later redelivery would only re-read an invoice whose order has moved
+	 * on already (orders never move backwards), so it changes nothing either.
+	 */
+	public const KEEP_SECONDS = 30 * 86400;
+	public const PRUNE_HOOK   = 'tender_prune_seen_events';
+
 	public static function table(): string {
 		global $wpdb;
 		return $wpdb->prefix . 'tender_seen_events';
@@ -30,6 +38,26 @@ class Tender_Seen_Events implements Tender_Seen_Store {
 			throw new RuntimeException( 'the seen-events table is not writable' );
 		}
 		return 1 === $inserted;
+	}
+
+	/** The daily clean-up (the WP-Cron hook; WordPress passes it an empty argument). */
+	public static function prune_now(): void {
+		self::prune( time() );
+	}
+
+	/** Ids seen more than KEEP_SECONDS before `now` go. Returns how many. */
+	public static function prune( int $now ): int {
+		global $wpdb;
+		$table = self::table();
+		return (int) $wpdb->query( $wpdb->prepare( "DELETE FROM $table WHERE seen_at < %d", $now - self::KEEP_SECONDS ) ); // phpcs:ignore WordPress.DB.PreparedSQL
+	}
+
+	/** register_activation_hook: the table, and the daily clean-up. */
+	public static function activate(): void {
+		self::create_table();
+		if ( ! wp_next_scheduled( self::PRUNE_HOOK ) ) {
+			wp_schedule_event( time() + 3600, 'daily', self::PRUNE_HOOK );
+		}
 	}
 
 	public function release( string $event_id ): void {

@@ -9,6 +9,8 @@
  *   option NAME | set-option NAME JSON
  *   order ID                        an order as the plugin left it (status, meta, notes)
  *   seen-events                     the plugin's once-per-event table
+ *   seen-add EVENT_ID SEEN_AT       a row in it, as if seen then
+ *   next-scheduled HOOK | do-action HOOK   WP-Cron: when a hook runs next; run it now
  *   plugin-active PLUGIN_FILE
  */
 
@@ -77,6 +79,17 @@ switch ( $command ) {
 			'paid_at'                => isset( $meta['_standin_paid_at'] ) ? (float) $meta['_standin_paid_at'] : null,
 			'meta'                   => $meta,
 		) : null;
+		break;
+	case 'next-scheduled':
+		$out = array( 'at' => wp_next_scheduled( $args[0] ) );
+		break;
+	case 'do-action':
+		do_action( $args[0] );
+		$out = array( 'done' => $args[0] );
+		break;
+	case 'seen-add':
+		global $wpdb;
+		$out = array( 'added' => $wpdb->insert( "{$wpdb->prefix}tender_seen_events", array( 'event_id' => $args[0], 'seen_at' => (int) $args[1] ) ) );
 		break;
 	case 'seen-events':
 		global $wpdb;
