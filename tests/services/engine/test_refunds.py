@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from models.base import db
 from models.events import Event
+from models.refunds import Refund
 from tests.payflow import poll_until_quiet, run_pipeline
 
 
@@ -156,3 +157,33 @@ def test_two_concurrent_refunds_race_for_the_last_refundable_amount(client, auth
     assert refused.json["error"]["code"] == "refund_exceeds_refundable"
     listed = client.get(f"/v1/invoices/{invoice['id']}/refunds", headers=auth).json["data"]
     assert sorted(r["amount"] for r in listed) == ["4.00", "6.00"]
+
+
+def test_an_expired_refund_frees_its_amount_and_late_funding_is_recorded(client, auth):
+    """Unfunded past its deadline: the sweep (asking the provider first) expires it and its amount is
+    free again; funding sent after that is still recorded on it, and the provider sends it back."""
+    import datetime as dt
+
+    from core.clock import utcnow
+    from models.sandbox import SandboxDeposit
+    from providers.sandbox import SandboxProvider
+    from services.engine import refunds as refund_service
+
+    invoice = paid_invoice(client, auth, amount="10.00")
+    created = refund(client, auth, invoice["id"], "10.00").json
+    past = utcnow() - dt.timedelta(minutes=1)
+    with db.connection_context():
+        Refund.update(expires_at=past).where(Refund.public_id == created["id"]).execute()
+        SandboxDeposit.update(deadline=past).where(
+            SandboxDeposit.deposit_address == created["funding"]["deposit_address"]).execute()
+        assert refund_service.expire_due(SandboxProvider(), now=utcnow()) == 1
+    expired = client.get(f"/v1/refunds/{created['id']}", headers=auth).json
+    assert expired["status"] == "expired"
+    assert refund(client, auth, invoice["id"], "10.00").status_code == 201        # the amount is free again
+
+    late = fund(client, auth, created["id"])                                      # after the deadline
+    assert late["status"] == "expired"
+    assert late["funding"]["received_amount"] == "10.00" and late["funding"]["returned_amount"] == "10.00"
+    with db.connection_context():
+        kinds = [e.type for e in Event.select().where(Event.type.startswith("refund."))]
+    assert kinds.count("refund.expired") == 1
