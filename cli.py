@@ -23,6 +23,7 @@ db_cli = AppGroup("db", help="Database schema.")
 stores_cli = AppGroup("stores", help="Create and configure stores.")
 keys_cli = AppGroup("keys", help="Issue and revoke API keys.")
 invoices_cli = AppGroup("invoices", help="Inspect invoices (operators).")
+refunds_cli = AppGroup("refunds", help="Inspect merchant refunds (operators).")
 export_cli = AppGroup("export", help="Export a store's invoices or transactions (docs/exports.md).")
 
 
@@ -151,6 +152,28 @@ def invoices_stuck(as_json):
     click.echo(f"{len(rows)} stuck invoice(s)")
 
 
+@refunds_cli.command("stuck", help="Refunds still processing 1 h after their funding deadline, or held for review.")
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def refunds_stuck(as_json):
+    from core.clock import isoformat
+    from services.engine.refunds import stuck
+
+    rows = [{"id": refund.public_id, "invoice_id": refund.invoice.public_id, "store_id": str(refund.store_id),
+             "status": refund.status, "provider_status": refund.provider_status,
+             "review_reason": refund.review_reason, "deposit_address": refund.deposit_address,
+             "provider_ref": refund.provider_ref, "expires_at": isoformat(refund.expires_at)}
+            for refund in stuck(now=utcnow())]
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        click.echo(f"{row['id']} invoice={row['invoice_id']} status={row['status']} "
+                   f"provider={row['provider_status']} review={row['review_reason'] or '-'} "
+                   f"deadline={row['expires_at']} ref={row['provider_ref']}")
+    click.echo(f"{len(rows)} stuck refund(s)")
+
+
 def _export_command(kind: str):
     @export_cli.command(kind, help=f"Write the store's {kind} created from --from to --to (inclusive) to stdout.")
     @click.option("--store", "store_id", required=True)
@@ -180,5 +203,5 @@ for _kind in ("invoices", "transactions"):
 
 
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, invoices_cli, export_cli, demo):
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, demo):
         app.cli.add_command(command)

@@ -217,3 +217,18 @@ def test_db_upgrade_on_a_migrated_database_is_a_no_op(runner, store):
         assert "up to date" in result.output
     assert history() == applied
     assert Store.get_by_id(store.id).name == store.name             # data untouched
+
+
+def test_refunds_stuck_lists_late_and_held_refunds(app, store):
+    from core.clock import utcnow
+
+    now = utcnow()
+    invoice = factories.make_invoice(store, status="paid")
+    late = factories.make_refund(invoice, status="processing", expires_at=now - dt.timedelta(hours=2))
+    held = factories.make_refund(invoice, status="expired", review_reason="delivered_after_close")
+    factories.make_refund(invoice, status="processing")                     # still in time
+    result = app.test_cli_runner().invoke(args=["refunds", "stuck", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert {row["id"] for row in rows} == {late.public_id, held.public_id}
+    assert {row["invoice_id"] for row in rows} == {invoice.public_id}

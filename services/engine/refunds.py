@@ -37,6 +37,7 @@ from services.engine import invoice_states, payments, poll_state, refund_states
 log = logging.getLogger("tender.refunds")
 # How long the merchant has to send the funding: the deposit address's deadline.
 FUNDING_WINDOW = dt.timedelta(hours=1)
+REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
 
 
 # --- who may refund what -------------------------------------------------------------------
@@ -359,3 +360,10 @@ def expire_due(provider, *, now: dt.datetime, timeout_seconds: float = 3, batch_
             continue
         expired += refund_states.move(refund.id, "expire", now=now) is not None
     return expired
+
+
+def stuck(*, now: dt.datetime) -> list[Refund]:
+    """Refunds held for review (whatever their state), and funded ones still processing an hour
+    after their deadline: what `flask --app wsgi refunds stuck` lists for an operator."""
+    late = (Refund.status == "processing") & (Refund.expires_at < now - REVIEW_AFTER_DEADLINE)
+    return list(_with_invoice().where(late | Refund.review_reason.is_null(False)).order_by(Refund.expires_at))
