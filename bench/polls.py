@@ -129,11 +129,10 @@ def _poll_in_process(settings) -> None:
     from models.base import db
     from services.engine import polling
 
-    with db.connection_context():
-        while polling.poll_due("chain", _PendingFromMemory(), clock=utcnow, base_seconds=settings.chain_poll_interval_seconds,
-                               batch_size=settings.poll_batch_size, concurrency=settings.poll_concurrency,
-                               hot_seconds=settings.hot_poll_interval_seconds, time_budget=60):
-            pass
+    with db.connection_context():        # one run, as one job would; the caller counts what is left
+        polling.poll_due("chain", _PendingFromMemory(), clock=utcnow, base_seconds=settings.chain_poll_interval_seconds,
+                         batch_size=settings.poll_batch_size, concurrency=settings.poll_concurrency,
+                         hot_seconds=settings.hot_poll_interval_seconds, time_budget=20)
 
 
 def _polling(connection, settings=None) -> tuple[int, float, int | None]:
