@@ -5,6 +5,7 @@ from decimal import Decimal
 from models.base import db
 from models.events import Event
 from models.refunds import Refund
+from tests import factories
 from tests.payflow import poll_until_quiet, run_pipeline
 
 
@@ -187,3 +188,33 @@ def test_an_expired_refund_frees_its_amount_and_late_funding_is_recorded(client,
     with db.connection_context():
         kinds = [e.type for e in Event.select().where(Event.type.startswith("refund."))]
     assert kinds.count("refund.expired") == 1
+
+
+def test_refund_polling_keeps_the_payments_pace_and_ends(client, auth, store):
+    """The refund poller's schedule is the payments' adaptive one (services/engine/polling.py), and
+    a refund is never polled again once it ended or its watch window closed."""
+    import datetime as dt
+
+    from core.clock import utcnow
+    from services.engine import poll_state, polling
+
+    now = utcnow()
+    invoice = factories.make_invoice(store, status="paid")
+    fresh = factories.make_refund(invoice, now=now)
+    assert polling.refund_next_poll_at(fresh, now=now, base_seconds=10, hot_seconds=2) == now + dt.timedelta(seconds=2)
+    quiet = factories.make_refund(invoice, now=now - dt.timedelta(minutes=30), expires_at=now + dt.timedelta(hours=1))
+    assert polling.refund_next_poll_at(quiet, now=now, base_seconds=10, hot_seconds=2) == now + dt.timedelta(seconds=30)
+    closed = factories.make_refund(invoice, now=now - dt.timedelta(hours=2), status="expired",
+                                   expires_at=now - dt.timedelta(hours=1))
+    assert polling.refund_next_poll_at(closed, now=now, base_seconds=10) == now + dt.timedelta(seconds=120)
+    past_window = now + dt.timedelta(hours=26)
+    assert polling.refund_next_poll_at(closed, now=past_window, base_seconds=10) is None
+    done = factories.make_refund(invoice, status="succeeded")
+    assert polling.refund_next_poll_at(done, now=now, base_seconds=10, hot_seconds=2) is None
+
+    paid = paid_invoice(client, auth, amount="10.00")
+    created = refund(client, auth, paid["id"], "10.00").json
+    fund(client, auth, created["id"])
+    with db.connection_context():
+        funded = Refund.get(Refund.public_id == created["id"])
+        assert funded.status == "succeeded" and poll_state.next_poll_of(funded.id) is None  # nothing left to ask
