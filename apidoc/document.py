@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import resolve_schema_cls
-from marshmallow import RAISE, fields
+from marshmallow import fields
 
 from apidoc import components
 from apidoc.operations import CURSOR_PREFIXES, OPERATIONS, PATH_PARAMETERS, Items, Page
@@ -23,7 +23,10 @@ PUBLIC_PREFIX = "/v1/public/"
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
 _FIAT_INPUT = r"^(?=.*[1-9])\d{1,12}(\.\d{1,2})?$"         # zero is refused: the lookahead wants a 1-9
 _CRYPTO_INPUT = r"^(?=.*[1-9])\d{1,18}(\.\d{1,18})?$"
-_AMOUNT_OUTPUT = r"^-?\d+(\.\d+)?$"      # responses: difference_amount is negative when fees were taken
+# Responses: fiat with exactly two decimals, crypto with at least two; a signed amount (a difference)
+# is negative when fees were taken.
+_FIAT_OUTPUT = r"^{sign}\d+\.\d{{2}}$"
+_CRYPTO_OUTPUT = r"^{sign}\d+\.\d{{2,}}$"
 
 
 def is_documented(rule) -> bool:
@@ -36,7 +39,7 @@ def openapi_path(rule: str) -> str:
 
 
 def build(app, *, server_url: str) -> dict:
-    plugin = _marshmallow_plugin()
+    plugin = _marshmallow_plugin(_request_shapes())
     spec = APISpec(title="Tender merchant payment API", version=API_VERSION, openapi_version="3.0.3",
                    plugins=[plugin], info={"description": components.DESCRIPTION, "license": _license(server_url)},
                    servers=[{"url": _server(server_url)}])
@@ -53,7 +56,7 @@ def build(app, *, server_url: str) -> dict:
     for rule_text, operations in paths.items():
         spec.path(path=openapi_path(rule_text), operations=operations)
     document = spec.to_dict()
-    _require_response_fields(document)
+    _require_response_fields(document, _sometimes_sent(plugin))
     document["x-webhooks"] = _webhooks(spec)
     return document
 
@@ -80,10 +83,22 @@ def _license(server_url: str) -> dict:
     return {"name": "Proprietary", "url": f"{server_url}/docs"}
 
 
-def _require_response_fields(document) -> None:
-    """Responses dump every declared field (null when empty), so each one is required there;
-    request shapes keep the `required` their schemas declare, and lose `default: null`, which only
-    says "absent" and which generators read as "always sent"."""
+def _request_shapes() -> set[type]:
+    """The schema classes requests are read with (bodies and query strings)."""
+    return {resolve_schema_cls(shape) for op in OPERATIONS.values() for shape in (op.body, op.query)
+            if shape is not None}
+
+
+def _sometimes_sent(plugin) -> dict[str, tuple]:
+    """Component name -> the response fields its schema sends only sometimes (`SOMETIMES_SENT`)."""
+    return {name: getattr(key[0], "SOMETIMES_SENT", ()) for key, name in plugin.converter.refs.items()}
+
+
+def _require_response_fields(document, sometimes_sent: dict[str, tuple]) -> None:
+    """Responses dump every declared field (null when empty), so each one is required there, but for
+    the few a schema names in `SOMETIMES_SENT`; request shapes keep the `required` their schemas
+    declare, and lose `default: null`, which only says "absent" and which generators read as
+    "always sent"."""
     request_shapes = {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None}
     for name, schema in document["components"]["schemas"].items():
         if name in request_shapes:
@@ -91,7 +106,8 @@ def _require_response_fields(document) -> None:
                 if "default" in field_schema and field_schema["default"] is None:
                     del field_schema["default"]
         elif "properties" in schema and "required" not in schema:
-            schema["required"] = list(schema["properties"])
+            optional = sometimes_sent.get(name, ())
+            schema["required"] = [field for field in schema["properties"] if field not in optional]
 
 
 def _operation(spec, plugin, rule, view, op) -> dict:
@@ -268,14 +284,17 @@ def webhook_operation_id(event_type: str) -> str:
     return "on_" + event_type.replace(".", "_")
 
 
-def _marshmallow_plugin() -> MarshmallowPlugin:
+def _marshmallow_plugin(request_shapes: set[type]) -> MarshmallowPlugin:
     plugin = MarshmallowPlugin(schema_name_resolver=_schema_name)
 
     def tender_fields(self, field, ret, **kwargs):
         """Our field types (schemas/fields.py) as the JSON they read and write."""
         if isinstance(field, AmountString):
-            request_shape = getattr(getattr(field.root, "opts", None), "unknown", None) == RAISE
-            pattern = (_FIAT_INPUT if field.fiat else _CRYPTO_INPUT) if request_shape else _AMOUNT_OUTPUT
+            request_shape = type(field.root) in request_shapes
+            if request_shape:
+                pattern = _FIAT_INPUT if field.fiat else _CRYPTO_INPUT
+            else:
+                pattern = (_FIAT_OUTPUT if field.fiat else _CRYPTO_OUTPUT).format(sign="-?" if field.signed else "")
             return {"type": "string", "pattern": field.metadata.get("pattern", pattern)}
         if isinstance(field, UtcDateTime):
             return {"type": "string", "format": "date-time"}
@@ -292,8 +311,8 @@ def _marshmallow_plugin() -> MarshmallowPlugin:
         if isinstance(field, EventObject):
             return {"oneOf": [{"$ref": f"#/components/schemas/{_schema_name(schema)}"}
                               for schema in field.documented_as]}
-        if isinstance(field, fields.Function):
-            return {"type": "string"}      # every Function field of ours renders an id, a URL or a name
+        if isinstance(field, fields.Function) and "type" not in field.metadata:
+            return {"type": "string"}      # ids, URLs and names; any other type is in the field's metadata
         return {}
 
     original_init = plugin.init_spec

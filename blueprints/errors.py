@@ -6,7 +6,7 @@ from functools import wraps
 import logging
 
 import peewee as pw
-from flask import g, jsonify
+from flask import current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from blueprints.requests import drain_body
@@ -18,15 +18,17 @@ log = logging.getLogger("tender.errors")
 
 def legacy_errors(*statuses):
     """Answer these statuses in the legacy `{error, code, details}` shape (create invoice
-    and integration routes). 401 always stays standard."""
+    and integration routes). 401 always stays standard. Read off the matched route, so a refusal
+    before the view runs (a NUL in a header, a rate limit) has the route's shape too."""
     def decorator(view):
-        @wraps(view)
-        def wrapper(*args, **kwargs):
-            g.legacy_statuses = frozenset(statuses) - {401}
-            return view(*args, **kwargs)
-        wrapper.legacy_statuses = frozenset(statuses) - {401}    # read by apidoc/ for the error shapes
-        return wrapper
+        view.legacy_statuses = frozenset(statuses) - {401}    # also read by apidoc/ for the error shapes
+        return view
     return decorator
+
+
+def _legacy_statuses() -> frozenset:
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    return getattr(view, "legacy_statuses", frozenset())
 
 
 def validation_status(status):
@@ -48,7 +50,7 @@ def error_response(error: DomainError, *, headers: dict | None = None):
     if error.code == "validation_error":
         status = g.get("validation_status", status)
     request_id = g.get("request_id")
-    if status in g.get("legacy_statuses", ()):
+    if status in _legacy_statuses():
         body = {"error": error.message, "code": error.code,
                 "details": {**error.details, **({"param": error.param} if error.param else {}),
                             "request_id": request_id}}

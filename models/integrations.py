@@ -4,6 +4,10 @@ from models.base import BaseModel
 from models.stores import ApiKey, Store
 from models.webhooks import WebhookEndpoint
 
+# The connection state the status route reports (a store that never connected has no row).
+ACTIVE, DISCONNECTED, NOT_CONNECTED = "ACTIVE", "DISCONNECTED", "NOT_CONNECTED"
+CONNECTION_STATES = (ACTIVE, DISCONNECTED, NOT_CONNECTED)
+
 
 class Integration(BaseModel):
     """One installation of a storefront plugin: a store on one site of one platform.

@@ -4,6 +4,10 @@ from models.base import BaseModel
 from models.fields import AmountField, JSONTextField
 from models.stores import Store
 
+# Every status an invoice can have (services/engine/invoice_states.py moves between them).
+STATUSES = ("pending", "quoted", "awaiting_payment", "paid", "underpaid", "expired", "failed",
+            "refunded", "cancelled")
+
 
 class Invoice(BaseModel):
     id = pw.UUIDField(primary_key=True)                    # internal; never in a response

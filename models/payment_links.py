@@ -8,6 +8,8 @@ FIXED = "fixed_amount"
 CUSTOMER_DEFINED = "customer_defined_amount"
 AMOUNT_MODES = (FIXED, CUSTOMER_DEFINED)
 STATUSES = ("active", "inactive", "completed")
+REUSABLE, SINGLE_USE = "reusable", "single_use"
+USAGES = (REUSABLE, SINGLE_USE)
 
 
 class PaymentLink(BaseModel):
@@ -35,7 +37,7 @@ class PaymentLink(BaseModel):
 
     @property
     def usage(self) -> str:
-        return "reusable" if self.allow_multiple_payments else "single_use"
+        return REUSABLE if self.allow_multiple_payments else SINGLE_USE
 
 
 class IdempotencyKey(BaseModel):

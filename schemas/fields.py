@@ -9,11 +9,13 @@ from core.metadata import clean_metadata
 
 
 class AmountString(fields.Field):
-    """A positive decimal *string* (JSON numbers are refused); loads to Decimal."""
+    """A positive decimal *string* (JSON numbers are refused); loads to Decimal. `signed`: a response
+    amount that may be negative (a difference)."""
 
-    def __init__(self, *, fiat: bool = True, **kwargs):
+    def __init__(self, *, fiat: bool = True, signed: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.fiat = fiat
+        self.signed = signed
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, str):
@@ -27,6 +29,13 @@ class AmountString(fields.Field):
         if value is None:
             return None
         return money.format_fiat(value) if self.fiat else money.format_crypto(value)
+
+
+def one_of(values, **kwargs) -> fields.String:
+    """A response string from a closed set the models define, documented as that enum (so the
+    document cannot drift from what the code stores)."""
+    metadata = {"enum": list(values), **kwargs.pop("metadata", {})}
+    return fields.String(metadata=metadata, **kwargs)
 
 
 class StrictString(fields.String):

@@ -2,12 +2,10 @@
 from marshmallow import RAISE, Schema, fields, validate
 
 from core import urls
+from models.invoices import STATUSES
 from schemas.common import ListQuerySchema
 from schemas.fields import (AmountString, HttpUrl, Metadata, PublicId, StrictString, UtcDateTime,
-                            UuidString)
-
-STATUSES = ("pending", "quoted", "awaiting_payment", "paid", "underpaid", "expired", "failed",
-            "refunded", "cancelled")
+                            UuidString, one_of)
 _CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
 
 
@@ -47,7 +45,7 @@ class InvoiceSchema(Schema):
 
     id = fields.Function(lambda invoice: invoice.public_id)
     external_order_id = fields.String(allow_none=True)
-    status = fields.String()
+    status = one_of(STATUSES)
     amount = AmountString()
     currency = fields.String()
     order_amount = AmountString()
@@ -73,7 +71,7 @@ class InvoiceCreatedSchema(Schema):
     """The create response carries exactly these fields (spec: Invoice)."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
-    status = fields.String()
+    status = one_of(STATUSES)
     checkout_url = fields.Function(_checkout_url)
     payment_url = fields.Function(_checkout_url)
     amount = AmountString()
@@ -86,11 +84,11 @@ class InvoiceStatusSchema(Schema):
     """The poll object of GET /v1/invoices/{id}/status."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
-    status = fields.String()
+    status = one_of(STATUSES)
     swap_status = fields.String(allow_none=True)
     paid_amount = AmountString(allow_none=True)
     received_amount = AmountString(allow_none=True)
-    difference_amount = AmountString(allow_none=True)       # negative when fees were taken
+    difference_amount = AmountString(allow_none=True, signed=True)       # negative when fees were taken
     transaction_hash = fields.String(allow_none=True)
     paid_at = UtcDateTime(allow_none=True)
     deposit_address = fields.String(allow_none=True)

@@ -3,9 +3,10 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 
 from core import urls
 from core.display_text import spoofing_problem
-from models.payment_links import AMOUNT_MODES, STATUSES
+from models.invoices import STATUSES as INVOICE_STATUSES
+from models.payment_links import AMOUNT_MODES, STATUSES, USAGES
 from schemas.common import ListQuerySchema
-from schemas.fields import AmountString, StrictString, UtcDateTime
+from schemas.fields import AmountString, StrictString, UtcDateTime, one_of
 
 _CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")
@@ -74,15 +75,15 @@ class PaymentLinkSchema(Schema):
     public_id = fields.Function(lambda link: link.plpub_id)
     public_url = fields.Function(lambda link: urls.payment_link_url(link.plpub_id))
     title = fields.String()
-    amount_mode = fields.String()
+    amount_mode = one_of(AMOUNT_MODES)
     amount = AmountString(allow_none=True)
     min_amount = AmountString(allow_none=True)
     max_amount = AmountString(allow_none=True)
     currency = fields.String()
     allow_multiple_payments = fields.Boolean()
     public_visible = fields.Boolean()
-    usage = fields.Function(lambda link: link.usage)
-    status = fields.String()
+    usage = fields.Function(lambda link: link.usage, metadata={"type": "string", "enum": list(USAGES)})
+    status = one_of(STATUSES)
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
 
@@ -105,7 +106,7 @@ class PaymentLinkInvoiceSchema(Schema):
     """Invoice summary items of GET /v1/payment-links/{id}/invoices."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
-    status = fields.String()
+    status = one_of(INVOICE_STATUSES)
     amount = AmountString()
     currency = fields.String()
     paid_amount = AmountString(allow_none=True)

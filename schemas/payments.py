@@ -2,8 +2,9 @@
 from marshmallow import RAISE, Schema, fields, validate
 
 from core import urls
+from models.invoices import STATUSES as INVOICE_STATUSES
 from providers.sandbox import OUTCOMES
-from schemas.fields import AmountString, StrictString, UtcDateTime
+from schemas.fields import AmountString, StrictString, UtcDateTime, one_of
 
 _ASSET_CODE = validate.Length(min=1, max=64)
 _ADDRESS = validate.Length(min=1, max=256)
@@ -61,7 +62,7 @@ class PublicInvoiceSchema(Schema):
     `services.engine.buyer_payments.with_payment_details` (omitted when it was not called)."""
 
     id = fields.Function(lambda invoice: invoice.public_id)
-    status = fields.String()
+    status = one_of(INVOICE_STATUSES)
     swap_status = fields.String(allow_none=True)
     amount = AmountString()
     currency = fields.String()

@@ -2,7 +2,7 @@ from marshmallow import Schema, fields, validate
 
 from models.transactions import STATUSES, TYPES
 from schemas.common import ListQuerySchema
-from schemas.fields import AmountString, PublicId, UtcDateTime, UuidString
+from schemas.fields import AmountString, PublicId, UtcDateTime, UuidString, one_of
 
 
 class TransactionListQuerySchema(ListQuerySchema):
@@ -16,7 +16,7 @@ class TransactionListQuerySchema(ListQuerySchema):
 class TransactionSchema(Schema):
     id = fields.Function(lambda txn: txn.public_id)
     invoice_id = fields.Function(lambda txn: txn.invoice.public_id)
-    type = fields.String()
+    type = one_of(TYPES)
     # Joined (services/engine/transactions.py): the refund's id, or None on every other movement.
     refund_id = fields.Function(lambda txn: getattr(txn.refund, "public_id", None), allow_none=True,
                                 metadata={"description": "On a `refund` that delivered a merchant refund: its "
@@ -28,7 +28,7 @@ class TransactionSchema(Schema):
     from_wallet = fields.String(allow_none=True)
     to_wallet = fields.String(allow_none=True)
     confirmations = fields.Integer(allow_none=True)
-    status = fields.String()
+    status = one_of(STATUSES)
     verified = fields.Boolean()
     confirmed_at = UtcDateTime(allow_none=True)
     created_at = UtcDateTime()

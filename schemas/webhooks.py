@@ -4,7 +4,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from models.events import EVENT_TYPES
 from models.webhooks import DELIVERY_STATUSES
 from schemas.common import ListQuerySchema
-from schemas.fields import StrictString, UtcDateTime
+from schemas.fields import StrictString, UtcDateTime, one_of
 from schemas.invoices import InvoiceSchema
 from schemas.refunds import RefundSchema
 
@@ -42,7 +42,7 @@ class WebhookEndpointSchema(Schema):
     id = fields.Function(lambda endpoint: endpoint.public_id)
     name = fields.String(allow_none=True)
     url = fields.String()
-    events = fields.List(fields.String())
+    events = fields.List(one_of(("*", *EVENT_TYPES)))
     enabled = fields.Boolean()
     disabled_reason = fields.String(allow_none=True)
     created_at = UtcDateTime()
@@ -85,11 +85,13 @@ def _url(delivery):
 class WebhookDeliverySchema(Schema):
     id = fields.Function(lambda delivery: delivery.public_id)
     endpoint_id = fields.Function(_endpoint_id, allow_none=True)
-    target = fields.Function(lambda d: "endpoint" if d.endpoint_id is not None else "callback_url")
+    target = fields.Function(lambda d: "endpoint" if d.endpoint_id is not None else "callback_url",
+                             metadata={"type": "string", "enum": ["endpoint", "callback_url"]})
     url = fields.Function(_url, allow_none=True)
     event_id = fields.Function(lambda delivery: delivery.event.public_id)
-    event_type = fields.Function(lambda delivery: delivery.event.type)
-    status = fields.String()
+    event_type = fields.Function(lambda delivery: delivery.event.type,
+                                 metadata={"type": "string", "enum": list(EVENT_TYPES)})
+    status = one_of(DELIVERY_STATUSES)
     attempts = fields.Integer()
     next_attempt_at = UtcDateTime(allow_none=True)
     last_attempt_at = UtcDateTime(allow_none=True)

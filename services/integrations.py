@@ -14,14 +14,12 @@ from urllib.parse import urlsplit, urlunsplit
 from core import ids
 from core.errors import Conflict, NotFound, Unauthorized, validation_error
 from infra.locks import lock_row, write_transaction
-from models.integrations import Integration
+from models.integrations import ACTIVE, DISCONNECTED, NOT_CONNECTED, Integration
 from models.stores import ApiKey, Store
 from models.webhooks import WebhookEndpoint
 from services.accounts import api_keys
 from services.webhooks.endpoints import ROTATION_OVERLAP
 from services.webhooks.webhook_urls import MAX_URL_LENGTH, check_target_url
-
-ACTIVE, DISCONNECTED, NOT_CONNECTED = "ACTIVE", "DISCONNECTED", "NOT_CONNECTED"
 
 
 @dataclass

@@ -92,6 +92,19 @@ def loopback_only():
     assert not refused, f"tests looked up names outside this machine: {sorted(set(map(str, refused)))[:5]}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def contract_checked_clients():
+    """Every Flask test client validates each JSON answer against the app's /v1/openapi.json
+    (tests/support/contract.py): a mismatch fails the test that received it."""
+    from flask import Flask
+
+    from tests.support.contract import ContractClient
+
+    Flask.test_client_class = ContractClient
+    yield
+    Flask.test_client_class = None
+
+
 @pytest.fixture(scope="session")
 def test_env(tmp_path_factory) -> dict:
     env = _test_environment(tmp_path_factory.mktemp("db"))

@@ -16,6 +16,7 @@ import sys
 import pytest
 import requests
 
+from tests.support.contract import checked_session
 from tests.support.polling import free_port, wait_for
 from tests.support.processes import stop
 
@@ -96,7 +97,7 @@ def stack():
                 return False
 
         wait_for(healthy, timeout=30, what="gunicorn to answer /health")
-        session = requests.Session()
+        session = checked_session(base_url)      # every JSON answer is validated against the document
         session.headers["Authorization"] = f"Bearer {api_key}"
         yield {"url": base_url, "session": session, "processes": processes}
     finally:

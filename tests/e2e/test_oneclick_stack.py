@@ -14,9 +14,9 @@ from pathlib import Path
 import subprocess
 
 import pytest
-import requests
 
 from tests.support.oneclick_server import OneClickServer
+from tests.support.contract import checked_session
 from tests.support.polling import free_port, wait_for
 from tests.support.processes import (
     BIN, DATABASE_URL, REDIS_URL, ROOT, healthy, procfile_command, real_stack_env, stop,
@@ -59,8 +59,7 @@ def stack(test_env):   # test_env: creates the test database when this runs firs
                                                  stdout=log, stderr=log, start_new_session=True))
             base_url = f"http://127.0.0.1:{port}"
             wait_for(lambda: healthy(base_url), timeout=30, what="gunicorn to answer /health")
-            session = requests.Session()
-            session.trust_env = False
+            session = checked_session(base_url)      # every JSON answer is validated against the document
             yield {"url": base_url, "fake": fake, "session": session,
                    "auth": {"Authorization": f"Bearer {api_key}"}}
         finally:

@@ -7,11 +7,11 @@ import socket
 import subprocess
 
 import pytest
-import requests
 
 from models.base import db
 from models.invoices import Invoice
 from tests.factories import make_key, make_store
+from tests.support.contract import checked_session
 from tests.support.polling import free_port, wait_for
 from tests.support.processes import (DATABASE_URL, REDIS_URL, ROOT, healthy, procfile_command, real_stack_env,
                                      stop)
@@ -60,7 +60,7 @@ def test_a_create_whose_response_was_lost_is_retried_into_the_same_invoice(web):
             return list(Invoice.select().where(Invoice.store == store.id))
 
     [invoice] = wait_for(created, timeout=15, what="the lost request's invoice")     # it was created
-    retry = requests.post(f"{base}/v1/invoices", json=body, headers=headers, timeout=10)
+    retry = checked_session(base).post(f"{base}/v1/invoices", json=body, headers=headers, timeout=10)
     assert retry.status_code == 201 and retry.headers["Idempotent-Replayed"] == "true"
     assert retry.json()["id"] == invoice.public_id                                  # the client learns its id
     assert len(created()) == 1
@@ -81,9 +81,9 @@ def test_a_connect_whose_response_was_lost_is_retried_into_working_credentials(w
             return Integration.get_or_none(Integration.store == store.id)
 
     wait_for(connected, timeout=15, what="the lost connect's installation")     # the key is spent
-    retry = requests.post(f"{base}/v1/integration/woocommerce/connect", json=body, headers=headers, timeout=10)
+    retry = checked_session(base).post(f"{base}/v1/integration/woocommerce/connect", json=body, headers=headers, timeout=10)
     assert retry.status_code == 200, retry.text
     assert retry.json()["credentials_rotated"] is True
-    status = requests.get(f"{base}/v1/integration/woocommerce/status", timeout=10,
+    status = checked_session(base).get(f"{base}/v1/integration/woocommerce/status", timeout=10,
                           headers={"Authorization": f"Bearer {retry.json()['api_key']}"})
     assert status.status_code == 200 and status.json()["status"] == "ACTIVE"
