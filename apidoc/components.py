@@ -6,7 +6,8 @@ WEBHOOK_HEADERS = ("X-Tender-Event-Id", "X-Tender-Event-Type", "X-Tender-Deliver
                    "X-Tender-Signature", "X-Tender-Integration-Id", "User-Agent", "webhook-id", "webhook-timestamp",
                    "webhook-signature")
 METADATA_TEXT = ("Flat object of at most 50 keys (40 characters each); values are strings (500 characters at "
-                 "most), numbers, booleans or null. Keys that look like secrets are dropped.")
+                 "most), numbers, booleans or null. Keys that look like secrets (any case or separator: "
+                 "`cardNumber`, `card_number`) and values holding an API key or webhook secret are dropped.")
 
 DESCRIPTION = """Tender lets a store accept on-chain payments: invoices, payment links, transactions, webhooks.
 

@@ -6,13 +6,30 @@ import re
 MAX_KEYS = 50
 MAX_KEY_LENGTH = 40
 MAX_VALUE_LENGTH = 500
-_SENSITIVE = ("password", "passwd", "secret", "token", "api_key", "apikey", "private_key",
-              "mnemonic", "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization")
+# Found anywhere in the key once its case and separators are folded away, so `cardNumber`,
+# `card_number`, `Card-Number` and `card number` all read `cardnumber`.
+_SENSITIVE = ("password", "passwd", "secret", "token", "apikey", "privatekey", "mnemonic", "seedphrase",
+              "cardnumber", "cvv", "cvc", "ssn", "authorization")
+# Too short to look for inside other words (`seedling`): a whole word of the key.
+_SENSITIVE_WORDS = ("pwd", "seed")
+# Values that are a whole credential of ours, whatever the key is called.
+_SECRET_VALUE = re.compile(r"sk_live_[0-9a-f]{40}|whsec_[0-9a-f]{64}")
+
+
+def _words(key: str) -> list[str]:
+    """`cardNumber` -> card, number; `API-Key` -> api, key; `cvv2` -> cvv."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", key))
+    return re.findall(r"[a-z]+", spaced.lower())
 
 
 def is_sensitive_key(key: str) -> bool:
-    normalized = re.sub(r"[- ]", "_", key.lower())
-    return any(word in normalized for word in _SENSITIVE)
+    words = _words(key)
+    folded = "".join(words)
+    return any(word in folded for word in _SENSITIVE) or any(word in words for word in _SENSITIVE_WORDS)
+
+
+def is_secret_value(value) -> bool:
+    return isinstance(value, str) and _SECRET_VALUE.search(value) is not None
 
 
 def clean_metadata(value) -> dict:
@@ -35,6 +52,6 @@ def clean_metadata(value) -> dict:
             item = float(item)
             if not math.isfinite(item):
                 raise ValueError("numbers must be finite")
-        if not is_sensitive_key(key):
+        if not is_sensitive_key(key) and not is_secret_value(item):
             cleaned[key] = item
     return cleaned

@@ -8,6 +8,8 @@ from schemas.invoices import InvoiceListQuerySchema
 from schemas.transactions import TransactionListQuerySchema
 
 MAX_RANGE = dt.timedelta(days=366)
+# The statement runs to the midnight after `to`, which the calendar's last day does not have.
+LAST_STATEMENT_DAY = dt.date.max - dt.timedelta(days=1)
 FORMATS = ("csv", "jsonl")
 
 
@@ -55,7 +57,8 @@ class SettlementReportQuerySchema(Schema):
         unknown = RAISE
 
     from_ = fields.Date(data_key="from", required=True)
-    to = fields.Date(required=True)
+    to = fields.Date(required=True, validate=validate.Range(
+        max=LAST_STATEMENT_DAY, error=f"must be on or before {LAST_STATEMENT_DAY.isoformat()}"))
 
     @validates_schema
     def _bounded(self, data, **kwargs):

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from marshmallow import ValidationError, fields
 
-from core import clock, ids, money
+from core import clock, ids, money, urls
 from core.metadata import clean_metadata
 
 
@@ -100,7 +100,8 @@ class Metadata(fields.Field):
 
 
 class HttpUrl(StrictString):
-    """An absolute http(s) URL of at most 2048 characters; `https_only` for server targets."""
+    """An absolute http(s) URL of at most 2048 characters whose host is a real one
+    (core/urls.py: address_problem); `https_only` for server targets."""
 
     def __init__(self, *, https_only: bool = False, **kwargs):
         super().__init__(**kwargs)
@@ -111,10 +112,16 @@ class HttpUrl(StrictString):
 
         text = super()._deserialize(value, attr, data, **kwargs)
         schemes = ("https",) if self.https_only else ("http", "https")
-        parts = urlsplit(text) if len(text) <= 2048 else None
+        try:
+            parts = urlsplit(text) if len(text) <= 2048 else None
+        except ValueError:          # an unclosed [ of an IPv6 host
+            parts = None
         if parts is None or parts.scheme not in schemes or not parts.hostname or " " in text:
             kind = "an https:// URL" if self.https_only else "an http:// or https:// URL"
             raise ValidationError(f"must be {kind} of at most 2048 characters")
+        problem = urls.address_problem(text)
+        if problem:
+            raise ValidationError(problem)
         return text
 
 

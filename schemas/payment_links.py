@@ -2,7 +2,7 @@
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from core import urls
-from core.display_text import spoofing_problem
+from core.display_text import is_blank, spoofing_problem
 from models.invoices import STATUSES as INVOICE_STATUSES
 from models.payment_links import AMOUNT_MODES, STATUSES, USAGES
 from schemas.common import ListQuerySchema
@@ -24,7 +24,7 @@ class StrictBoolean(fields.Boolean):
 class Title(StrictString):
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
-        if not text.strip():
+        if is_blank(text):
             raise ValidationError("must not be blank")
         problem = spoofing_problem(text)
         if problem:

@@ -5,7 +5,7 @@ import datetime as dt
 import secrets
 
 from core import ids
-from core.display_text import spoofing_problem
+from core.display_text import is_blank, spoofing_problem
 from core.networks import payout_wallet_problem
 from core.errors import BadRequest, NotFound
 from models.stores import Store
@@ -15,8 +15,8 @@ from services.accounts import api_keys
 def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
                  output_asset: str = "usdc.near") -> Store:
     name = (name or "").strip()
-    if not 1 <= len(name) <= 200:
-        raise BadRequest("validation_error", "name: must be 1 to 200 characters", param="name")
+    if not 1 <= len(name) <= 200 or is_blank(name):
+        raise BadRequest("validation_error", "name: must be 1 to 200 characters, not all blank", param="name")
     problem = spoofing_problem(name)
     if problem:
         raise BadRequest("validation_error", f"name: {problem}", param="name")

@@ -16,7 +16,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 from urllib3.util import connection as urllib3_connection
 
-from core import deadlines
+from core import deadlines, urls
 from core.errors import Unprocessable
 
 MAX_URL_LENGTH = 2048
@@ -78,20 +78,17 @@ def check_target_url(url: str, *, allow_private: bool, param: str = "url") -> st
 
     if not isinstance(url, str) or not url or len(url) > MAX_URL_LENGTH or any(ord(c) <= 32 for c in url):
         raise refuse(f"must be a URL of at most {MAX_URL_LENGTH} characters without spaces")
+    problem = urls.address_problem(url)       # the host as parsed: no zone id, %-bytes, port 0, trailing dot
+    if problem:
+        raise refuse(problem)
     parts = urlsplit(url)
     schemes = ("http", "https") if allow_private else ("https",)
-    try:
-        port = parts.port
-    except ValueError:
-        raise refuse("has an invalid port") from None
-    if parts.scheme not in schemes or not parts.hostname:
+    if parts.scheme not in schemes:
         raise refuse("must be an https:// URL" if not allow_private else "must be an http(s):// URL")
-    if parts.username or parts.password:
-        raise refuse("must not contain credentials")
     if allow_private:
         return url
     try:
-        addresses = resolve(parts.hostname, port or 443)
+        addresses = resolve(parts.hostname, parts.port or 443)
     except deadlines.ResolutionTimeout:
         raise refuse(f"{parts.hostname} did not resolve within {RESOLVE_SECONDS:g} s") from None
     except (socket.gaierror, UnicodeError):

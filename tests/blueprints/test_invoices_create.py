@@ -140,6 +140,11 @@ def test_missing_amount_is_refused(client, auth):
     ("return_url", "https://shop.example/" + "a" * 2048),
     ("return_url", "javascript:alert(1)"),
     ("return_url", "/relative/path"),
+    ("return_url", 'http://a"onmouseover="alert(1)'),        # escaped on the page, but not a host
+    ("return_url", "https://shop.example./done"),
+    ("return_url", "https://[::1%25lo]/done"),
+    ("return_url", "https://shop.example:0/done"),
+    ("return_url", "http://[::1"),
     ("callback_url", "http://shop.example/hook"),             # callbacks must be https
     ("callback_url", "https://shop.example/" + "a" * 2048),
     ("customer_id", "not-a-uuid"),

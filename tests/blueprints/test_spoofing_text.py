@@ -34,3 +34,28 @@ def test_a_store_name_refuses_it(app, char):
     with pytest.raises(DomainError) as refused:
         create_store(name=f"Shop{char}", now=utcnow())
     assert refused.value.param == "name"
+
+
+# Text that shows nothing: Hangul fillers, tag characters, line and paragraph separators, zero-width
+# and other format characters, the braille blank, variation selectors.
+INVISIBLE_ONLY = ["\u115f", "\u3164\u3164", "\uffa0", "\u1160", "\U000e0041\U000e0042", "\u2028", "\u2029",
+                  "\u200b\u3164", "\u2800", "\ufe0f", " \u3164 \u2028 "]
+
+
+@pytest.mark.parametrize("title", INVISIBLE_ONLY, ids=[" ".join(f"U+{ord(c):04X}" for c in t) for t in INVISIBLE_ONLY])
+def test_a_title_of_invisible_characters_only_is_blank(client, auth, title):
+    response = _link(client, auth, title)
+    assert response.status_code == 400, response.json
+    assert response.json["error"]["param"] == "title" and "blank" in response.json["error"]["message"]
+
+
+@pytest.mark.parametrize("name", ["\u3164", "\u115f\u1160", "\U000e0020", "\u2028"])
+def test_a_store_name_of_invisible_characters_only_is_refused(app, name):
+    with pytest.raises(DomainError) as refused:
+        create_store(name=name, now=utcnow())
+    assert refused.value.param == "name"
+
+
+def test_visible_text_around_them_is_still_a_title(client, auth):
+    assert _link(client, auth, "Scarf 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f").status_code == 201
+    assert _link(client, auth, "한글 상품").status_code == 201

@@ -1,7 +1,7 @@
 """core/metadata.py: the metadata rules of docs/api.md#money-strings-and-sizes."""
 import pytest
 
-from core.metadata import clean_metadata, is_sensitive_key
+from core.metadata import clean_metadata, is_secret_value, is_sensitive_key
 
 WORDS = ["password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "mnemonic",
          "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization"]
@@ -19,10 +19,24 @@ def test_dashes_and_spaces_read_as_underscores(key):
     assert is_sensitive_key(key)
 
 
-@pytest.mark.parametrize("key", ["order_id", "customer", "note", "api", "key", "card", "seed", "private",
-                                 "phrase", "apikee", "pass_word", ""])
+@pytest.mark.parametrize("key", ["cardNumber", "card_number", "CardNumber", "privateKey", "apiKey", "APIKey",
+                                 "seedPhrase", "accessToken", "clientSecret", "pass_word", "pwd", "userPwd",
+                                 "seed", "wallet_seed", "cvv2", "cardCVC", "x-authorization"])
+def test_camel_snake_and_kebab_keys_are_folded_alike(key):
+    assert is_sensitive_key(key)
+
+
+@pytest.mark.parametrize("key", ["order_id", "customer", "note", "api", "key", "card", "private", "phrase",
+                                 "apikee", "seedling", "linseed_oil", "cardholder_name", "keyword", ""])
 def test_ordinary_keys_are_not_sensitive(key):
     assert not is_sensitive_key(key)
+
+
+def test_a_value_that_is_one_of_our_credentials_is_dropped_whatever_its_key():
+    key, secret = "sk_live_" + "ab12" * 10, "whsec_" + "0f" * 32
+    assert is_secret_value(key) and is_secret_value(f"mine: {secret}")
+    assert clean_metadata({"note": key, "ref": secret, "order": "A1", "short": "sk_live_abc"}) == {
+        "order": "A1", "short": "sk_live_abc"}
 
 
 def test_sensitive_keys_are_dropped_and_the_rest_kept():

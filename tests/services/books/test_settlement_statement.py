@@ -106,6 +106,14 @@ def test_bad_ranges(client, auth):
     statement(client, auth, "2026-01-01", "2027-01-01")      # 366 days: allowed
 
 
+def test_the_last_representable_day_is_refused_naming_the_parameter(client, auth):
+    """The statement runs to the midnight after `to`, which 9999-12-31 does not have."""
+    response = client.get("/v1/reports/settlements", headers=auth,
+                          query_string={"from": "9999-12-30", "to": "9999-12-31"})
+    assert_error(response, 400, "validation_error", param="to")
+    statement(client, auth, "9999-12-29", "9999-12-30")      # the day before it still answers
+
+
 def test_the_daily_roll_up_matches_the_rows_through_later_changes(app, store):
     """PostgreSQL reads the statement from `settlement_day`, kept by triggers; after every kind of
     later change (a top-up, a settlement whose difference is written after its transaction, a

@@ -78,3 +78,26 @@ def test_a_name_whose_dns_never_answers_costs_a_request_at_most_2_s(client, auth
     assert response.status_code == 422 and response.json["error"]["code"] == "invalid_webhook_url"
     assert "did not resolve within 2 s" in response.json["error"]["message"]
     assert elapsed < 3.5, f"the request waited {elapsed:.1f} s on DNS"
+
+
+# Hosts that are not plain hosts: the rule reads the parsed host, so a resolver's view of them (a
+# zone id, a decoded %00 that resolves to 127.0.0.1 here, a trailing-dot name) never differs from
+# what was checked. Refused even with ALLOW_PRIVATE_WEBHOOK_URLS=1: they are malformed, not private.
+MALFORMED_HOSTS = ["[fe80::1%25eth0]", "[::1%25lo]", "localhost%00.example.com", "x%09y.example.com",
+                   "example.com:0", "LOCALHOST.", "example.com.", "127.1", "0x7f000001", "a\"onmouseover=\"x"]
+
+
+@pytest.mark.parametrize("allow_private", [False, True])
+@pytest.mark.parametrize("host", MALFORMED_HOSTS)
+def test_hosts_that_are_not_plain_hosts_are_refused(host, allow_private):
+    with pytest.raises(DomainError) as error:
+        webhook_urls.check_target_url(f"https://{host}/hook", allow_private=allow_private)
+    assert error.value.code == "invalid_webhook_url" and error.value.param == "url"
+
+
+@pytest.mark.parametrize("host", ["localhost%00.example.com", "[::1%25lo]", "LOCALHOST.", "example.com:0"])
+def test_a_webhook_endpoint_or_callback_url_with_such_a_host_is_refused(client, auth, strict, host):
+    endpoint = client.post("/v1/webhook-endpoints", headers=auth, json={"url": f"https://{host}/h", "events": ["*"]})
+    assert endpoint.status_code == 422 and endpoint.json["error"]["code"] == "invalid_webhook_url"
+    invoice = client.post("/v1/invoices", headers=auth, json={"amount": "10.00", "callback_url": f"https://{host}/cb"})
+    assert invoice.status_code == 400 and invoice.json["details"]["param"] == "callback_url"
