@@ -69,9 +69,9 @@ def checkout_qr_code(invoice_id):
     if not invoice.deposit_address:
         return _render("not_found.html", 404, what="deposit address")
     # The address only: every wallet reads it, whereas payment URIs differ from chain to chain.
-    response = Response(qr_codes.svg(invoice.deposit_address), mimetype="image/svg+xml")
-    response.headers["Cache-Control"] = "private, max-age=3600"    # an invoice's address never changes
-    return response
+    # no-store like every other answer (app.py): the address is the buyer's, and a shared or disk cache
+    # must not keep it after the page is gone.
+    return Response(qr_codes.svg(invoice.deposit_address), mimetype="image/svg+xml")
 
 
 @bp.get("/fund/<refund_id>")

@@ -25,7 +25,8 @@ def get_provider(settings):
         from infra import provider_health
 
         return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt, api_key=settings.oneclick_api_key,
-                                on_auth_failure=provider_health.auth_failed)
+                                on_auth_failure=provider_health.auth_failed,
+                                on_unreachable=provider_health.unreachable, on_answer=provider_health.answered)
     from providers.sandbox import SandboxProvider
 
     return SandboxProvider(latency_seconds=settings.sandbox_latency_ms / 1000)

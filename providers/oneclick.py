@@ -105,13 +105,18 @@ class OneClickProvider:
                  retries: int = 2, session: requests.Session | None = None, backoff: float = 0.25,
                  slippage_bps: int = 100, referral: str | None = None, token_ttl: float = 300.0,
                  clock: Callable[[], float] = time.monotonic,
-                 on_auth_failure: Callable[[int, str], None] | None = None) -> None:
+                 on_auth_failure: Callable[[int, str], None] | None = None,
+                 on_unreachable: Callable[[str], None] | None = None,
+                 on_answer: Callable[[], None] | None = None) -> None:
         """`api_key` (sent as `X-API-Key`, 1Click's recommended auth) wins over `jwt` (Bearer,
-        legacy). `on_auth_failure(status, message)` is told of every 401/403."""
+        legacy). `on_auth_failure(status, message)` is told of every 401/403, `on_unreachable(message)`
+        of every call that got no usable answer after its retries, `on_answer()` of every answer."""
         self._base_url = base_url.rstrip("/")
         self._jwt = jwt
         self._api_key = api_key
         self._on_auth_failure = on_auth_failure
+        self._on_unreachable = on_unreachable
+        self._on_answer = on_answer
         self._timeout = timeout
         self._retries = retries
         self._session = session or requests.Session()
@@ -300,11 +305,17 @@ class OneClickProvider:
             if attempt:
                 time.sleep(self._backoff * 2 ** (attempt - 1))
             try:
-                return self._send_once(method, path, params, json_body)
+                answer = self._send_once(method, path, params, json_body)
             except (RateLimited, ProviderAuthFailed):
                 raise
             except ProviderUnavailable as exc:
                 failure = exc
+            else:
+                if self._on_answer is not None:
+                    self._on_answer()
+                return answer
+        if self._on_unreachable is not None:
+            self._on_unreachable(str(failure))
         raise failure
 
     def _send_once(self, method: str, path: str, params: dict | None, json_body: dict | None) -> Any:

@@ -5,8 +5,9 @@ from marshmallow import Schema, fields, validate
 class HealthComponentsSchema(Schema):
     database = fields.String(validate=validate.OneOf(("ok", "unavailable")))
     redis = fields.String(validate=validate.OneOf(("ok", "unavailable")))
-    # `degraded`: the swap provider refused our credentials lately; `unknown` while Redis is down.
-    provider = fields.String(validate=validate.OneOf(("ok", "degraded", "unknown")))
+    # `degraded`: the swap provider refused our credentials lately; `unavailable`: it did not answer
+    # lately (buyers get 503); `unknown` while Redis is down.
+    provider = fields.String(validate=validate.OneOf(("ok", "degraded", "unavailable", "unknown")))
 
 
 class HealthSchema(Schema):

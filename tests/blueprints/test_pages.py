@@ -90,6 +90,7 @@ def test_qr_code_is_svg_of_the_deposit_address_once_there_is_one(client, store):
     response = client.get(f"/checkout/{invoice.public_id}/qr.svg")
     assert response.status_code == 200 and response.mimetype == "image/svg+xml"
     assert response.get_data(as_text=True).startswith("<svg") and "<path" in response.get_data(as_text=True)
+    assert response.headers["Cache-Control"] == "no-store"        # as the page and docs/security.md say
 
 
 def test_unknown_ids_are_html_404_pages_while_v1_stays_json(client):

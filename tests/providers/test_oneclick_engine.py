@@ -166,3 +166,26 @@ def test_a_merchant_refund_over_1click_from_the_route_to_succeeded(client, auth,
     assert done["funding"]["transaction_hash"] == "near-funding"
     refund_txns = client.get(f"/v1/transactions?type=refund&invoice_id={invoice.public_id}", headers=auth).json
     assert [(t["transaction_hash"], t["refund_id"]) for t in refund_txns["data"]] == [("0xdelivered", done["id"])]
+
+
+def test_an_unreachable_provider_is_reported_by_health_and_logged_once(client, store, app, use_oneclick, caplog,
+                                                                      monkeypatch):
+    """1Click not answering at all: buyers get 503, /health says so, one warning a minute; the next
+    answer clears it."""
+    monkeypatch.setattr(provider_health, "_last_logged", {})       # this process's minute starts now
+    use_oneclick()
+    app.extensions["tender.settings"] = dataclasses.replace(
+        app.extensions["tender.settings"], oneclick_base_url="http://127.0.0.1:1")     # nothing listens there
+    caplog.set_level(logging.WARNING, logger="tender.provider")
+    invoice = factories.make_invoice(store)
+
+    answers = [client.get("/v1/public/assets"), quote(client, invoice)]
+
+    assert [(a.status_code, a.json["error"]["code"]) for a in answers] == [(503, "checkout_unavailable")] * 2
+    health = client.get("/health")
+    assert health.status_code == 200 and health.json["status"] == "degraded"
+    assert health.json["components"]["provider"] == "unavailable"
+    assert len([r for r in caplog.records if "unreachable" in r.getMessage()]) == 1
+    use_oneclick()                                     # 1Click is back: its first answer clears the mark
+    assert client.get("/v1/public/assets").status_code == 200
+    assert client.get("/health").json["components"]["provider"] == "ok"
