@@ -72,3 +72,31 @@ def test_exposition_families_are_typed(client, operator_app):
     assert types["tender_queue_jobs"] == "gauge"
     assert types["tender_http_requests"] == "counter"
     assert types["tender_http_request_duration_seconds"] == "histogram"
+
+
+def _basic(user: str, password: str) -> dict:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def test_wrong_operator_credentials_are_limited_per_client(client, operator_app):
+    """Ten wrong tries a minute per client; then 429 with Retry-After for the rest of the minute,
+    the right credentials included (else a right guess would show), while other clients go on."""
+    answers = [client.get("/metrics", headers=_basic("ops", f"guess-{n}")) for n in range(150)]
+    statuses = [answer.status_code for answer in answers]
+    assert statuses[:10] == [401] * 10 and set(statuses[10:]) == {429}
+    refused = answers[-1]
+    assert refused.json["error"]["code"] == "rate_limited" and 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert client.get("/metrics", headers=OPERATOR).status_code == 429
+    elsewhere = client.get("/metrics", headers=OPERATOR, environ_base={"REMOTE_ADDR": "192.0.2.7"})
+    assert elsewhere.status_code == 200
+
+
+def test_a_bare_request_is_no_failure(client, operator_app):
+    for _ in range(20):
+        assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", headers=OPERATOR).status_code == 200
+
+
+def test_the_metrics_content_type_names_its_charset_once(client, operator_app):
+    content_type = client.get("/metrics", headers=OPERATOR).headers["Content-Type"]
+    assert content_type.count("charset") == 1, content_type

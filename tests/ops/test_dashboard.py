@@ -30,6 +30,19 @@ def _env(**values) -> dict:
     return {**env, **values}
 
 
+def _listening_on(port: int) -> list[str]:
+    """The local addresses (kernel hex, as /proc/net/tcp writes them) of the sockets listening on `port`."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if state == "0A" and int(hex_port, 16) == port:
+                    found.append(address)
+    return found
+
+
 def test_the_dashboard_refuses_to_start_without_operator_credentials():
     result = subprocess.run([DASHBOARD], env=_env(REDIS_URL="redis://127.0.0.1:6379/0"),
                             capture_output=True, text=True, timeout=30)
@@ -39,15 +52,18 @@ def test_the_dashboard_refuses_to_start_without_operator_credentials():
 
 @pytest.mark.skipif(not os.environ.get("TEST_REDIS_URL"), reason="the dashboard reads a real Redis")
 def test_the_dashboard_shows_tenders_queues_and_asks_for_the_operator(app, test_env):
+    """Started as the Procfile starts it, without DASHBOARD_HOST: gunicorn on loopback only."""
     queues.queue("maintenance").enqueue("jobs.webhooks.relay_outbox")
     port = free_port()
     process = subprocess.Popen([DASHBOARD], env=_env(
-        REDIS_URL=test_env["REDIS_URL"], OPERATOR_USERNAME="ops", OPERATOR_PASSWORD="s3cret",
-        DASHBOARD_HOST="127.0.0.1", PORT=str(port)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        REDIS_URL=test_env["REDIS_URL"], OPERATOR_USERNAME="ops", OPERATOR_PASSWORD="s3cret", PORT=str(port)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/0/data/queues.json"
     try:
         anonymous_status = wait_for(lambda: _anonymous_status(url), timeout=30, what="rq-dashboard to answer")
         answer = requests.get(url, auth=("ops", "s3cret"), timeout=5)
+        requeue_by_get = requests.get(f"http://127.0.0.1:{port}/requeue/maintenance", auth=("ops", "s3cret"), timeout=5)
+        listening = _listening_on(port)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -56,3 +72,42 @@ def test_the_dashboard_shows_tenders_queues_and_asks_for_the_operator(app, test_
     assert answer.status_code == 200
     by_name = {queue["name"]: queue for queue in answer.json()["queues"]}
     assert by_name["maintenance"]["count"] == 1
+    assert answer.headers["Server"].startswith("gunicorn")           # not Werkzeug's development server
+    assert answer.headers["X-Frame-Options"] == "DENY" and "frame-ancestors 'none'" in answer.headers[
+        "Content-Security-Policy"]
+    assert requeue_by_get.status_code == 405
+    assert listening == ["0100007F"]                                   # 127.0.0.1 only, by default
+
+
+@pytest.fixture
+def dashboard(app):
+    """The guarded rq-dashboard app in process; its Redis is never reached by these refusals."""
+    import dashboard_app
+
+    return dashboard_app.create("ops", "s3cret", "redis://127.0.0.1:1/0").test_client()
+
+
+def test_without_the_operator_it_is_a_401_that_cannot_be_framed(dashboard):
+    answer = dashboard.get("/")
+    assert answer.status_code == 401 and answer.json["error"]["code"] == "invalid_operator_credentials"
+    assert answer.headers["WWW-Authenticate"].startswith("Basic")
+    assert answer.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in answer.headers["Content-Security-Policy"]
+
+
+def test_a_credentialed_get_never_changes_state(dashboard):
+    answer = dashboard.get("/requeue/chain", auth=("ops", "s3cret"))
+    assert answer.status_code == 405 and answer.headers["Allow"] == "POST"
+
+
+def test_a_state_change_from_another_site_is_refused(dashboard):
+    for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        answer = dashboard.post("/requeue/chain", auth=("ops", "s3cret"), headers=headers)
+        assert answer.status_code == 403 and answer.json["error"]["code"] == "cross_site_request"
+
+
+def test_wrong_credentials_are_limited_per_client(dashboard):
+    statuses = [dashboard.get("/", auth=("ops", f"guess-{n}")).status_code for n in range(15)]
+    assert statuses[:10] == [401] * 10 and set(statuses[10:]) == {429}
+    locked = dashboard.get("/", auth=("ops", "s3cret"))
+    assert locked.status_code == 429 and int(locked.headers["Retry-After"]) >= 1
