@@ -13,6 +13,11 @@ So one watchdog thread per process looks at each body at its deadline:
   already here and reads at once, so only a read that waits on the client is ever cut.
 A body read to its end is no longer watched. This needs the connection's socket, which gunicorn
 puts in the environ; under any other server (Flask's test client) the middleware stands aside.
+
+An answer given before the body was read to its end (a 413, a 408, a body sent with a GET) says
+`Connection: close`, and the connection is closed after it: gunicorn would otherwise announce
+keep-alive, then drop the connection when the rest of the body is too long to discard (64 KiB) or
+slow to arrive, and a client's next request on it would get no answer at all.
 """
 from __future__ import annotations
 
@@ -42,10 +47,24 @@ class BodyDeadline:
                               on_complete=self.watchdog.forget)
         environ["wsgi.input"] = body
         self.watchdog.watch(body, time.monotonic() + self.seconds)
+
+        def start_closing_if_unread(status, headers, exc_info=None):
+            if not body.complete:
+                _close_after_answer(start_response)
+            return start_response(status, headers, exc_info)
+
         try:
-            return self.app(environ, start_response)
+            return self.app(environ, start_closing_if_unread)
         finally:
             self.watchdog.forget(body)
+
+
+def _close_after_answer(start_response) -> None:
+    """gunicorn drops an app's own `Connection` header (hop-by-hop); its response object, whose
+    method start_response is, says `Connection: close` and closes once told to."""
+    response = getattr(start_response, "__self__", None)
+    if hasattr(response, "force_close"):
+        response.force_close()
 
 
 def _content_length(environ) -> int | None:
@@ -65,7 +84,7 @@ class _DeadlineInput:
         self.seconds = seconds
         self.left = length          # None: chunked, complete at the end of the stream
         self.on_complete = on_complete
-        self.reading = self.cut = False
+        self.reading = self.cut = self.complete = False
 
     def read(self, *args):
         return self._checked(self.stream.read, *args)
@@ -89,6 +108,7 @@ class _DeadlineInput:
         if self.cut and not complete:       # what arrived before the cut is not the whole body
             raise self._late()
         if complete:
+            self.complete = True
             self.on_complete(self)
         return data
 
