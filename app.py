@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from flask import Flask, g
+from flask import Flask, g, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from blueprints import register_blueprints
@@ -28,10 +28,19 @@ SECURITY_HEADERS = {
 }
 
 
+class _JsonFlask(Flask):
+    def make_default_options_response(self):
+        """OPTIONS on a route: its methods as JSON (Flask's own answer is an empty text/html page)."""
+        methods = sorted(super().make_default_options_response().allow)
+        response = jsonify({"methods": methods})
+        response.allow.update(methods)
+        return response
+
+
 def create_app(settings: Settings | None = None) -> Flask:
     settings = settings or load_settings(os.environ)
     init_runtime(settings)
-    app = Flask("tender")
+    app = _JsonFlask("tender")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
     app.json.sort_keys = False          # keep fields in the documented order
     # A doubled slash (`/v1/payment-links//invoices`, an empty id) is a JSON 404, not werkzeug's

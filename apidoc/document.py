@@ -196,7 +196,10 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
         errors[400] = [components.ERROR_TEXT["characters"]]
     if op.body is not None:
         body_status = getattr(view, "validation_status", 400)    # webhook endpoints: 422
-        errors.setdefault(body_status, []).append(components.ERROR_TEXT["body"] if body_status != 400 else "")
+        if body_status != 400:
+            malformed = "invalid_json" in getattr(view, "validation_codes", ())
+            errors.setdefault(body_status, []).append(
+                components.ERROR_TEXT["body"] + (" A body that is not a JSON object: `invalid_json`." if malformed else ""))
         errors[408] = [components.ERROR_TEXT[408]]
         errors[413] = [components.ERROR_TEXT[413]]
     if "IdempotencyKey" in op.headers:

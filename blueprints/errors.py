@@ -31,14 +31,19 @@ def _legacy_statuses() -> frozenset:
     return getattr(view, "legacy_statuses", frozenset())
 
 
-def validation_status(status):
-    """Body problems on this route answer `status` instead of 400 (webhook endpoints: 422)."""
+def validation_status(status, *, malformed_json_too: bool = False):
+    """Body problems on this route answer `status` instead of 400: `validation_error`, and with
+    `malformed_json_too` a body that is not a JSON object (`invalid_json`) as well (webhook
+    endpoints: every body problem is a 422)."""
+    codes = ("validation_error", "invalid_json") if malformed_json_too else ("validation_error",)
+
     def decorator(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
-            g.validation_status = status
+            g.validation_status = (status, codes)
             return view(*args, **kwargs)
         wrapper.validation_status = status                       # read by apidoc/
+        wrapper.validation_codes = codes
         return wrapper
     return decorator
 
@@ -47,8 +52,9 @@ def error_response(error: DomainError, *, headers: dict | None = None):
     """`error` as JSON with its class's status (a route may answer its validation errors with
     another: webhook endpoints' 422), in the legacy shape where the route keeps it."""
     status = error.status
-    if error.code == "validation_error":
-        status = g.get("validation_status", status)
+    remapped_status, remapped_codes = g.get("validation_status", (status, ()))
+    if error.code in remapped_codes:
+        status = remapped_status
     request_id = g.get("request_id")
     if status in _legacy_statuses():
         body = {"error": error.message, "code": error.code,

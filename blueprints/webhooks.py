@@ -18,7 +18,7 @@ bp = Blueprint("webhooks", __name__, url_prefix="/v1")
 
 
 @bp.post("/webhook-endpoints")
-@validation_status(422)
+@validation_status(422, malformed_json_too=True)
 @requires_scope("webhooks:write")
 @idempotent(secret_field="secret", reissue=endpoints.reissue_secret)
 def create_endpoint():
@@ -41,7 +41,7 @@ def get_endpoint(endpoint_id):
 
 
 @bp.patch("/webhook-endpoints/<endpoint_id>")
-@validation_status(422)
+@validation_status(422, malformed_json_too=True)
 @requires_scope("webhooks:write")
 def update_endpoint(endpoint_id):
     before = endpoints.get_endpoint(g.store, endpoint_id)
@@ -75,7 +75,7 @@ def rotate_secret(endpoint_id):
 
 
 @bp.post("/webhook-endpoints/<endpoint_id>/replay")
-@validation_status(422)
+@validation_status(422, malformed_json_too=True)
 @requires_scope("webhooks:write")
 @idempotent()
 def replay_events(endpoint_id):

@@ -73,6 +73,15 @@ def test_wrong_method_is_json_405_with_allow(client, auth, method, path, allowed
     assert allowed <= set(response.headers["Allow"].replace(" ", "").split(","))
 
 
+@pytest.mark.parametrize("path, allowed", [("/v1/invoices", ["GET", "HEAD", "OPTIONS", "POST"]),
+                                           ("/health", ["GET", "HEAD", "OPTIONS"])])
+def test_options_answers_the_routes_methods_as_json(client, path, allowed):
+    response = client.options(path)
+    assert response.status_code == 200 and response.mimetype == "application/json"
+    assert response.json == {"methods": allowed}
+    assert sorted(response.headers["Allow"].replace(" ", "").split(",")) == allowed
+
+
 def test_body_over_64_kib_is_413_in_the_standard_shape(client, auth):
     response = client.post("/v1/invoices", headers=auth, data=padded_create_body(LIMIT + 1),
                            content_type="application/json")

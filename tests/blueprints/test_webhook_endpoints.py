@@ -50,6 +50,19 @@ def test_every_body_problem_is_a_422(client, auth, over, code, param):
     assert response.json["error"]["param"] == param
 
 
+@pytest.mark.parametrize("body", [b"{", b"[1]", b"not json"])
+def test_a_body_that_is_not_a_json_object_is_a_422_too(client, auth, body):
+    """As docs/webhooks.md says: every body problem on these routes is a 422."""
+    created = client.post("/v1/webhook-endpoints", data=body, content_type="application/json", headers=auth)
+    assert (created.status_code, created.json["error"]["code"]) == (422, "invalid_json")
+    assert created.json["error"]["type"] == "unprocessable_entity"
+    endpoint = create(client, auth).json
+    for path, method in ((f"/v1/webhook-endpoints/{endpoint['id']}", client.patch),
+                         (f"/v1/webhook-endpoints/{endpoint['id']}/replay", client.post)):
+        answer = method(path, data=body, content_type="application/json", headers=auth)
+        assert (answer.status_code, answer.json["error"]["code"]) == (422, "invalid_json"), path
+
+
 def test_missing_url_is_a_422(client, auth):
     response = client.post("/v1/webhook-endpoints", json={"events": ["*"]}, headers=auth)
     assert response.status_code == 422 and response.json["error"]["param"] == "url"
