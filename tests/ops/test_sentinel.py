@@ -141,3 +141,32 @@ def _alive(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_dashboard_reads_the_queues_through_the_sentinels(group):
+    """bin/dashboard hands rq-dashboard the Sentinels (a redis+sentinel:// URL built from the same variables)."""
+    import requests
+
+    from tests.support.polling import free_port
+
+    master = redis.sentinel.Sentinel([("127.0.0.1", port) for port in group.sentinel_ports],
+                                     sentinel_kwargs={"socket_timeout": 1}).master_for(sentinel.MASTER, socket_timeout=1)
+    Queue("maintenance", connection=master).enqueue("os.getpid")
+    port = free_port()
+    env = {**_env(group), "OPERATOR_USERNAME": "ops", "OPERATOR_PASSWORD": "s3cret", "DASHBOARD_HOST": "127.0.0.1",
+           "PORT": str(port)}
+    dashboard = subprocess.Popen([str(ROOT / "bin" / "dashboard")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def queues():
+        try:
+            answer = requests.get(f"http://127.0.0.1:{port}/0/data/queues.json", auth=("ops", "s3cret"), timeout=2)
+            return answer.status_code == 200 and answer.json()["queues"]
+        except requests.RequestException:
+            return None
+
+    try:
+        listed = wait_for(queues, timeout=60, what="rq-dashboard to list the queues")
+    finally:
+        stop(dashboard, sig=15)
+    assert {queue["name"]: queue["count"] for queue in listed}.get("maintenance") == 1
