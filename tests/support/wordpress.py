@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 from urllib.parse import urlsplit
 import zipfile
 
@@ -136,13 +137,21 @@ class WordPressSite:
         return self
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:       # by PID: only the server this site started
-            os.kill(self.process.pid, signal.SIGTERM)
+        """Stop the server and its PHP_CLI_SERVER_WORKERS children: they are forked workers of the
+        session this site started (start_new_session), so signalling that process group, and only it,
+        ends them all; signalling the parent alone left the workers running."""
+        if self.process is None:
+            return
+        group = self.process.pid
+        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
             try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                break
+            if _group_gone(self.process, timeout=grace):
+                break
+        if self.process.poll() is None:
+            self.process.wait(timeout=5)
 
     # -- looking inside ---------------------------------------------------------------------
     def cli(self, command: str, *args: str):
@@ -169,3 +178,17 @@ class WordPressSite:
     def php_errors(self) -> str:
         log = self.workdir / "debug.log"
         return log.read_text() if log.exists() else ""
+
+
+def _group_gone(leader: subprocess.Popen, *, timeout: float) -> bool:
+    """True once no process of the group `leader` started is left (the leader reaped here, so it is
+    no zombie still counted in its group; its orphaned workers are reaped by init)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        leader.poll()
+        try:
+            os.killpg(leader.pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
