@@ -1,7 +1,7 @@
 """Streamed exports of a store's invoices and transactions (docs/exports.md).
 
-Rows come from a server-side cursor on PostgreSQL (SQLite iterates its own cursor) and leave as
-CSV or JSON Lines batch by batch, so an export of any size runs in constant memory. The column
+Rows come from a server-side cursor on PostgreSQL (SQLite iterates its own cursor; both in
+infra/database.py) and leave as CSV or JSON Lines batch by batch, so an export of any size runs in constant memory. The column
 set is fixed and documented; amounts are decimal strings with their scale, timestamps ISO 8601
 UTC, metadata one JSON column.
 
@@ -17,8 +17,6 @@ import datetime as dt
 from dataclasses import dataclass
 import io
 import json
-import queue
-import threading
 from typing import Iterator
 
 import peewee as pw
@@ -26,7 +24,6 @@ from peewee import fn
 
 from core import clock, money
 from infra import database
-from models.base import db, is_postgres, replace_connection
 from models.invoices import Invoice
 from models.refunds import Refund
 from models.stores import Store
@@ -51,18 +48,18 @@ class Column:
     kind: str = "plain"
 
 
-def _converter(column: Column, *, for_csv: bool, sqlite: bool):
+def _converter(column: Column, *, for_csv: bool):
     """The function from the driver's value (never None) to the exported one, or None when the value
-    leaves as it is. SQLite hands back text for dates and UUIDs, which the field parses first."""
-    kind, parse = column.kind, column.field.python_value
+    leaves as it is. Dates and UUIDs the driver hands back as text are parsed first (`parse`)."""
+    kind, parse = column.kind, database.value_parser(column.field)
     if kind == "fiat":
         return money.format_fiat            # Decimal (PostgreSQL) or its text (SQLite) alike
     if kind == "crypto":
         return money.format_crypto
     if kind == "timestamp":
-        return (lambda raw: clock.isoformat(parse(raw))) if sqlite else clock.isoformat
+        return (lambda raw: clock.isoformat(parse(raw))) if parse else clock.isoformat
     if kind == "uuid":
-        return (lambda raw: str(parse(raw))) if sqlite else str
+        return (lambda raw: str(parse(raw))) if parse else str
     if kind == "bool":
         if for_csv:
             return lambda raw: "true" if raw else "false"
@@ -186,9 +183,8 @@ def _neutralised(text: str) -> str:
 def converted_batches(export: Export, *, for_csv: bool) -> Iterator[list[list]]:
     """Batches of rows with every value as it is exported (None stays None). Only the columns that
     need converting are touched: this loop runs once per cell of a million-row export."""
-    sqlite = not is_postgres()
     converters = [(index, convert) for index, column in enumerate(export.columns)
-                  if (convert := _converter(column, for_csv=for_csv, sqlite=sqlite)) is not None]
+                  if (convert := _converter(column, for_csv=for_csv)) is not None]
     for rows in raw_batches(export.query):
         converted = []
         for raw in rows:
@@ -227,17 +223,17 @@ def server_lines(export: Export, file_format: str) -> Iterator[bytes]:
 
     CSV: `COPY … WITH CSV` quotes exactly as Python's csv writer does (a quote, a comma or a line
     break), empty text is sent as NULL so that both leave an empty cell, and each row's `\\n` becomes
-    `\\r\\n` (one row a message: see `_copy_out`). JSON Lines: `row_to_json` in `COPY`'s text format,
+    `\\r\\n` (one row a message: see infra/database.py `copy_out`). JSON Lines: `row_to_json` in `COPY`'s text format,
     whose only escape in JSON text is a doubled backslash. `row_to_json` writes non-ASCII characters
     as they are where Python escapes them (`\\u00fc`): the same JSON."""
     if file_format == "csv":
         yield (",".join(column.name for column in export.columns) + "\r\n").encode()
         query = export.query.select(*(_sql_csv_cell(column) for column in export.columns))
-        yield from _copy_out(query, "CSV", lambda row: row[:-1] + b"\r\n")
+        yield from database.copy_out(query, "CSV", lambda row: row[:-1] + b"\r\n")
     else:
         rows = export.query.select(*(_sql_value(column, for_csv=False).alias(column.name)
                                      for column in export.columns))
-        yield from _copy_out(_JsonRows(rows), "TEXT", lambda row: row.replace(b"\\\\", b"\\"))
+        yield from database.copy_out(_JsonRows(rows), "TEXT", lambda row: row.replace(b"\\\\", b"\\"))
 
 
 class _JsonRows:
@@ -252,79 +248,13 @@ class _JsonRows:
         return "SELECT row_to_json(r) FROM (" + sql + ") AS r", params
 
 
-class _CopyCancelled(Exception):
-    pass
-
-
-def _copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 1024,
-              pieces_ahead: int = 4) -> Iterator[bytes]:
-    """The rows of `COPY (query) TO STDOUT`, each passed through `finish_row`, in pieces of about
-    `piece_bytes`. The COPY runs in a helper thread on this thread's connection (which waits
-    meanwhile) and hands pieces over a queue of `pieces_ahead`: memory stays constant whatever the
-    row count. PostgreSQL sends one message per row and psycopg2 writes each as it comes, so
-    `finish_row` sees exactly one row. A reader that goes away stops the COPY, and the connection,
-    left mid-protocol, is replaced by a fresh one instead of going back to the pool."""
-    connection = db.connection()
-    with connection.cursor() as cursor:
-        statement = cursor.mogrify(*query.sql()).decode()
-    pieces: queue.Queue = queue.Queue(maxsize=pieces_ahead)
-    stop = threading.Event()
-    finished = object()
-
-    class Pieces:
-        def __init__(self):
-            self.rows, self.size = [], 0
-
-        def write(self, row: bytes) -> None:
-            if stop.is_set():
-                raise _CopyCancelled()
-            self.rows.append(finish_row(row))
-            self.size += len(row)
-            if self.size >= piece_bytes:
-                self.flush()
-
-        def flush(self) -> None:
-            if self.rows:
-                pieces.put(b"".join(self.rows))
-                self.rows, self.size = [], 0
-
-    def copy() -> None:
-        out = Pieces()
-        try:
-            with connection.cursor() as cursor:
-                cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT {copy_format})", out)
-            out.flush()
-            pieces.put(finished)
-        except BaseException as error:      # handed to the reader, who raises it in the request
-            pieces.put(error)
-
-    worker = threading.Thread(target=copy, name="export-copy", daemon=True)
-    worker.start()
-    completed = False
-    try:
-        while (piece := pieces.get()) is not finished:
-            if isinstance(piece, BaseException):
-                raise piece
-            yield piece
-        completed = True
-    finally:
-        if not completed:
-            stop.set()
-            while worker.is_alive():         # unblock a writer waiting on a full queue
-                try:
-                    pieces.get(timeout=0.1)
-                except queue.Empty:
-                    pass
-            replace_connection()
-        worker.join()
-
-
 def chunks(export: Export, file_format: str) -> Iterator[bytes]:
     """The file, piece by piece: written by PostgreSQL, or converted here on SQLite."""
-    if is_postgres():
-        return server_lines(export, file_format)
-    python_chunks = csv_chunks(export) if file_format == "csv" else jsonl_chunks(export)
-    return (chunk.encode() for chunk in python_chunks)
+    def written_here() -> Iterator[bytes]:
+        python_chunks = csv_chunks(export) if file_format == "csv" else jsonl_chunks(export)
+        return (chunk.encode() for chunk in python_chunks)
+
+    return database.file_chunks(lambda: server_lines(export, file_format), written_here)
 
 
 def file_name(kind: str, filters: dict, file_format: str) -> str:

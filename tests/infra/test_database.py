@@ -1,7 +1,12 @@
 """The database's differences (infra/database.py): each function gives the same answer on SQLite and
 on PostgreSQL, run here on both in one test (PostgreSQL when TEST_DATABASE_URL is set; in a
 schema of its own, so the suite's tables are not touched)."""
+import csv
+import datetime as dt
 from decimal import Decimal
+import io
+from types import SimpleNamespace
+import uuid
 
 import peewee as pw
 import pytest
@@ -49,3 +54,50 @@ def test_exact_sums_alike(backends):
         _fill(handle, enumerate(amounts))
         total = handle.execute_sql(f"SELECT {database.exact_sum(handle)}(amount) FROM amounts").fetchone()[0]
         assert Decimal(str(total)) == sum(map(Decimal, amounts)), name
+
+
+def test_parsed_values_alike(backends):
+    """A timestamp and a UUID read back raw, then through `value_parser`, are the values written."""
+    when, key = dt.datetime(2026, 3, 1, 12, 30, 59), uuid.UUID("3f0c4a52-1b7e-4b2a-9c55-4d2f3c1e0a11")
+    timestamp, identifier = pw.DateTimeField(), pw.UUIDField()
+    for name, handle in backends:
+        handle.execute_sql(f"CREATE TABLE stamped (at {_column_type(name, 'ts')}, "
+                           f"key {_column_type(name, 'uuid')})")
+        handle.execute_sql(f"INSERT INTO stamped (at, key) VALUES ({handle.param}, {handle.param})",
+                           (timestamp.db_value(when), identifier.db_value(key)))
+        [[(raw_at, raw_key)]] = database.stream_rows("SELECT at, key FROM stamped", (), size=10, database=handle)
+        parse_at, parse_key = (database.value_parser(field, handle) for field in (timestamp, identifier))
+        assert (parse_at(raw_at) if parse_at else raw_at) == when, name
+        assert str(parse_key(raw_key) if parse_key else raw_key) == str(key), name
+
+
+def _column_type(backend: str, kind: str) -> str:
+    return {"ts": "TIMESTAMP", "uuid": "UUID"}[kind] if backend == "postgresql" else "TEXT"
+
+
+def test_files_of_rows_alike(backends):
+    """PostgreSQL's `COPY … WITH CSV` (`copy_out`) writes the same bytes as Python's csv writer, the
+    way `file_chunks` takes on SQLite, on text that needs quoting."""
+    notes = ["plain", "a,b", 'say "hi"', "two\nlines", "cr\rhere", None, "üñí €"]
+    files = {}
+    for name, handle in backends:
+        handle.execute_sql("CREATE TABLE notes (n integer, note text)")
+        for n, note in enumerate(notes):
+            handle.execute_sql(f"INSERT INTO notes (n, note) VALUES ({handle.param}, {handle.param})", (n, note))
+        query = SimpleNamespace(sql=lambda: ("SELECT n, note FROM notes ORDER BY n", []))
+
+        def written_here(handle=handle, query=query):
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\r\n")
+            for rows in database.stream_rows(*query.sql(), size=3, database=handle):
+                writer.writerows(rows)
+            return iter([buffer.getvalue().encode()])
+
+        files[name] = b"".join(database.file_chunks(
+            lambda handle=handle, query=query: database.copy_out(query, "CSV", lambda row: row[:-1] + b"\r\n",
+                                                                 piece_bytes=16, database=handle),
+            written_here, database=handle))
+        handle.execute_sql("SELECT 1")     # the connection is usable after the file
+    assert files["sqlite"].count(b"\r\n") >= len(notes)
+    if "postgresql" in files:
+        assert files["postgresql"] == files["sqlite"]

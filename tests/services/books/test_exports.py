@@ -149,8 +149,8 @@ def test_cli_export_writes_the_same_file(app, client, auth, store):
 
 @pytest.mark.parametrize("kind", ["invoices", "transactions"])
 def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
-    """PostgreSQL writes each line itself (services/books/exports.py `_sql_value`); the Python rules
-    (SQLite's path) must give the same CSV byte for byte and the same JSON on awkward values."""
+    """PostgreSQL writes each line itself (`_sql_value`, through infra/database.py `copy_out`); the
+    Python rules (SQLite's path) must give the same CSV byte for byte and the same JSON on awkward values."""
     from models.base import db, is_postgres
     from services.books import exports
     if not is_postgres():
@@ -184,9 +184,10 @@ def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
 
 def test_a_reader_that_goes_away_stops_the_copy_and_drops_its_connection(app, store):
     """The PostgreSQL export streams from a COPY in a helper thread: closing the stream midway must
-    end that thread and never hand the half-read connection back to the pool."""
+    end that thread and never hand the half-read connection back to the pool (infra/database.py)."""
     import threading
 
+    from infra import database
     from models.base import db, is_postgres
     from services.books import exports
     if not is_postgres():
@@ -196,7 +197,7 @@ def test_a_reader_that_goes_away_stops_the_copy_and_drops_its_connection(app, st
     filters = {"created_after": dt.datetime(2026, 3, 1), "created_before": dt.datetime(2026, 4, 1)}
     with db.connection_context():
         export = exports.invoice_export(store, filters)
-        stream = exports._copy_out(export.query.select(exports._sql_csv_cell(export.columns[0])), "CSV",
+        stream = database.copy_out(export.query.select(exports._sql_csv_cell(export.columns[0])), "CSV",
                                    lambda row: row, piece_bytes=100, pieces_ahead=1)
         copying = db.connection()
         first = next(stream)
