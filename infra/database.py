@@ -150,6 +150,15 @@ def copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 102
         worker.join()
 
 
+# --- The settlement statement's daily roll-up ------------------------------------------------------
+
+def keeps_settlement_days(database=None) -> bool:
+    """Whether the database keeps `settlement_day`, the statement's daily roll-up: PostgreSQL's
+    triggers do, in the same transaction as the rows (migrations/0008_settlement_days.py); SQLite
+    has no roll-up, and its statement sums the rows themselves."""
+    return _on_postgres(_database(database))
+
+
 # --- Summing amounts exactly ----------------------------------------------------------------------
 
 def exact_sum(database=None) -> str:

@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from core import money
 from infra import database
-from models.base import db, is_postgres
+from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
 
@@ -85,11 +85,14 @@ def _amount(value) -> Decimal:
 
 def settlement_statement(store: Store, start: dt.date, end: dt.date, *, rolled_up: bool | None = None) -> list[dict]:
     """Per UTC day from `start` to `end` (inclusive) and per invoice currency; days without any
-    movement have no row. `rolled_up`: read the daily roll-up (PostgreSQL's default) or sum the rows."""
+    movement have no row. `rolled_up`: read the daily roll-up (the default where the database keeps
+    one, infra/database.py) or sum the rows."""
     since = dt.datetime.combine(start, dt.time())
     until = dt.datetime.combine(end + dt.timedelta(days=1), dt.time())
     store_id = Invoice.store.db_value(store.id)
-    summed = _summed_rows(store_id, since, until, rolled_up=is_postgres() if rolled_up is None else rolled_up)
+    if rolled_up is None:
+        rolled_up = database.keeps_settlement_days()
+    summed = _summed_rows(store_id, since, until, rolled_up=rolled_up)
     rows = []
     for day, currency, paid, gross, received, difference, refunds, processing, held, refunded in summed:
         rows.append({
