@@ -150,6 +150,55 @@ def copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 102
         worker.join()
 
 
+# --- Compare-and-set on many rows at once ---------------------------------------------------------
+
+def compare_and_set_each(model, guard: pw.Field, rows: list[tuple[object, object, dict]], *, same: dict,
+                         keep_if_none: tuple[str, ...] = (), database=None) -> set:
+    """For each `(id, expected, changes)`: set `changes` and `same` on the row of `model` with that
+    id where `guard` still holds `expected`; the ids of the rows written. Every row sets the same
+    columns, except those named in `keep_if_none`, which a row leaves as they are by giving None
+    (or leaving them out). PostgreSQL: one `UPDATE … FROM (VALUES …)` for all rows (one statement
+    a row was the sustained webhook run's bottleneck); SQLite: one compare-and-set a row, under
+    its write lock."""
+    if not rows:
+        return set()
+    database = _database(database)
+    if _on_postgres(database):
+        return _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none)
+    return _compare_and_set_each_sqlite(model, guard, rows, same, keep_if_none)
+
+
+def _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none):
+    fields, key = model._meta.fields, model._meta.primary_key
+    names = list(dict.fromkeys(name for _, _, changes in rows for name in changes))
+    types = database.get_context_options()["field_types"]
+    typed = [key, guard] + [fields[name] for name in names]
+    row_sql = "(" + ", ".join(f"%s::{types.get(field.field_type, field.field_type)}" for field in typed) + ")"
+    values = [f'"v{index}"' for index in range(len(typed))]
+    assignments = [f'"{fields[name].column_name}" = '
+                   + (f'COALESCE({value}, d."{fields[name].column_name}")' if name in keep_if_none else value)
+                   for name, value in zip(names, values[2:])]
+    assignments += [f'"{fields[name].column_name}" = %s' for name in same]
+    params = [fields[name].db_value(value) for name, value in same.items()]
+    for identifier, expected, changes in rows:
+        params += [key.db_value(identifier), guard.db_value(expected)]
+        params += [fields[name].db_value(changes.get(name)) for name in names]
+    sql = (f'UPDATE "{model._meta.table_name}" AS d SET {", ".join(assignments)} '
+           f'FROM (VALUES {", ".join([row_sql] * len(rows))}) AS v({", ".join(values)}) '
+           f'WHERE d."{key.column_name}" = v."v0" AND d."{guard.column_name}" = v."v1" '
+           f'RETURNING d."{key.column_name}"')
+    return {key.python_value(row[0]) for row in database.execute_sql(sql, params).fetchall()}
+
+
+def _compare_and_set_each_sqlite(model, guard, rows, same, keep_if_none):
+    key, written = model._meta.primary_key, set()
+    for identifier, expected, changes in rows:
+        changes = {name: value for name, value in changes.items() if not (name in keep_if_none and value is None)}
+        if model.update(**changes, **same).where((key == identifier) & (guard == expected)).execute():
+            written.add(identifier)
+    return written
+
+
 # --- The settlement statement's daily roll-up ------------------------------------------------------
 
 def keeps_settlement_days(database=None) -> bool:

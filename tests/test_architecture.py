@@ -30,3 +30,11 @@ def test_an_arrow_pointing_up_breaks_the_contract(tmp_path):
     clock.write_text(clock.read_text() + "\nfrom services.engine import invoices  # noqa\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0 and "core.clock -> services.engine.invoices" in result.stdout, result.stdout
+
+
+def test_services_never_ask_which_database_they_run_on():
+    """Where PostgreSQL and SQLite differ, the code lives in infra/database.py (docs/decisions.md):
+    no module under services/ names `is_postgres`."""
+    asking = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "services").rglob("*.py"))
+              if "is_postgres" in path.read_text()]
+    assert asking == []

@@ -27,8 +27,8 @@ import peewee as pw
 import requests
 
 from core import clock, ids
-from infra import claims, metrics, nudges
-from models.base import db, is_postgres, replace_connection
+from infra import claims, database, metrics, nudges
+from models.base import db, replace_connection
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
@@ -217,44 +217,15 @@ def _result_fields(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime
     return dict(status="pending" if retry_at else "failed", next_attempt_at=retry_at)
 
 
-_BATCH_UPDATE = """
-UPDATE webhook_delivery AS d
-SET status = v.status, succeeded_at = COALESCE(v.succeeded_at, d.succeeded_at), next_attempt_at = v.next_attempt_at,
-    last_status_code = v.status_code, last_latency_ms = v.latency_ms, last_error = v.error,
-    last_response_excerpt = v.excerpt, claim_token = NULL, updated_at = %s
-FROM (VALUES {rows}) AS v(id, claim_token, status, succeeded_at, next_attempt_at, status_code, latency_ms,
-                          error, excerpt)
-WHERE d.id = v.id AND d.claim_token = v.claim_token
-RETURNING d.id"""
-_BATCH_ROW = "(%s::uuid, %s, %s, %s::timestamp, %s::timestamp, %s::integer, %s::integer, %s, %s)"
-
-
 def _write_results(results: list[tuple[Outcome, dict]], *, now: dt.datetime) -> set:
-    """Write every result where the claim token still matches; the ids of the rows written.
-
-    PostgreSQL: one UPDATE … FROM (VALUES …) for the whole batch (one statement per delivery was
-    the sustained run's bottleneck). SQLite: one compare-and-set per delivery, under its lock."""
-    if not results:
-        return set()
-    if is_postgres():
-        params = [now]
-        for outcome, fields in results:
-            params += [str(outcome.work.delivery_id), outcome.work.claim_token, fields["status"],
-                       fields.get("succeeded_at"), fields["next_attempt_at"], outcome.status_code, outcome.latency_ms,
-                       outcome.error, outcome.excerpt]
-        sql = _BATCH_UPDATE.format(rows=", ".join([_BATCH_ROW] * len(results)))
-        return {WebhookDelivery.id.python_value(row[0]) for row in db.execute_sql(sql, params).fetchall()}
-    kept = set()
-    for outcome, fields in results:
-        work = outcome.work
-        changes = dict(fields, last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
-                       last_error=outcome.error, last_response_excerpt=outcome.excerpt, claim_token=None,
-                       updated_at=now)
-        if (WebhookDelivery.update(**changes).where((WebhookDelivery.id == work.delivery_id)
-                                                     & (WebhookDelivery.claim_token == work.claim_token))
-                .execute()):
-            kept.add(work.delivery_id)
-    return kept
+    """Write every result where the claim token still matches; the ids of the rows written (one
+    statement for the whole batch on PostgreSQL: infra/database.py)."""
+    rows = [(outcome.work.delivery_id, outcome.work.claim_token,
+             dict(fields, last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
+                  last_error=outcome.error, last_response_excerpt=outcome.excerpt))
+            for outcome, fields in results]
+    return database.compare_and_set_each(WebhookDelivery, WebhookDelivery.claim_token, rows,
+                                         same=dict(claim_token=None, updated_at=now), keep_if_none=("succeeded_at",))
 
 
 def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:

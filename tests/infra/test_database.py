@@ -110,3 +110,38 @@ def test_the_statement_reads_a_roll_up_only_where_the_migrations_made_one(app):
 
     with db.connection_context():
         assert database.keeps_settlement_days() == ("settlement_day" in db.get_tables())
+
+
+class _Claimed(pw.Model):
+    id = pw.UUIDField(primary_key=True)
+    token = pw.CharField(null=True)
+    status = pw.CharField()
+    done_at = pw.DateTimeField(null=True)
+    code = pw.IntegerField(null=True)
+
+    class Meta:
+        table_name = "claimed"
+
+
+def test_compare_and_set_on_many_rows_alike(backends):
+    """Only rows whose guard still holds are written; a `keep_if_none` column given None keeps its
+    value, any other column given None is cleared; `same` goes to every row written."""
+    ids = [uuid.UUID(int=n) for n in range(1, 4)]
+    before, after = dt.datetime(2026, 3, 1, 9), dt.datetime(2026, 3, 1, 10)
+    for name, handle in backends:
+        with handle.bind_ctx([_Claimed]):
+            handle.create_tables([_Claimed])
+            _Claimed.insert_many([
+                dict(id=ids[0], token="t1", status="open", done_at=None, code=None),
+                dict(id=ids[1], token="someone else's", status="open", done_at=None, code=None),
+                dict(id=ids[2], token="t3", status="open", done_at=before, code=5)]).execute()
+            written = database.compare_and_set_each(_Claimed, _Claimed.token, [
+                (ids[0], "t1", dict(status="done", done_at=after, code=200)),
+                (ids[1], "t2", dict(status="done", done_at=after, code=200)),
+                (ids[2], "t3", dict(status="failed", code=None))],
+                same=dict(token=None), keep_if_none=("done_at",), database=handle)
+            rows = {row.id: (row.token, row.status, row.done_at, row.code) for row in _Claimed.select()}
+        assert written == {ids[0], ids[2]}, name
+        assert rows == {ids[0]: (None, "done", after, 200), ids[1]: ("someone else's", "open", None, None),
+                        ids[2]: (None, "failed", before, None)}, name
+        assert database.compare_and_set_each(_Claimed, _Claimed.token, [], same={}, database=handle) == set()
