@@ -1,14 +1,14 @@
 """Streamed exports of a store's invoices and transactions (docs/exports.md).
 
 Rows come from a server-side cursor on PostgreSQL (SQLite iterates its own cursor; both in
-infra/database.py) and leave as CSV or JSON Lines batch by batch, so an export of any size runs in constant memory. The column
-set is fixed and documented; amounts are decimal strings with their scale, timestamps ISO 8601
-UTC, metadata one JSON column.
+infra/database.py) and leave as CSV or JSON Lines batch by batch, so an export of any size runs in
+constant memory. The column set is fixed and documented; amounts are decimal strings with their
+scale, timestamps ISO 8601 UTC, metadata one JSON column.
 
-Each column kind's rule is written twice, side by side: in Python (`_converter`, for SQLite) and in
-SQL (`_sql_value`, for PostgreSQL, where the server writes each finished line: converting every
-cell in Python made the export six times slower than `COPY`, docs/performance.md).
-tests/services/books/ runs both on the same rows and compares them.
+Each kind of column is defined once (`Kind`), its rule written for both paths side by side: in
+Python (`converter`, SQLite's path) and in SQL (`sql`, for PostgreSQL, where the server writes each
+finished line: converting every cell in Python made the export six times slower than `COPY`,
+docs/performance.md). tests/services/books/ runs both on the same rows and compares them.
 """
 from __future__ import annotations
 
@@ -37,94 +37,135 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 
 
-@dataclass(frozen=True)
-class Column:
-    """One exported column. `kind` says how a value leaves: `plain` (as the database gives it),
-    `fiat`, `crypto`, `timestamp`, `uuid`, `bool`, `text` (free text a merchant or buyer chose,
-    neutralised in CSV) or `json` (a JSON document stored as text)."""
-
-    name: str
-    field: object                       # the peewee field selected for it
-    kind: str = "plain"
-
-
-def _converter(column: Column, *, for_csv: bool):
-    """The function from the driver's value (never None) to the exported one, or None when the value
-    leaves as it is. Dates and UUIDs the driver hands back as text are parsed first (`parse`)."""
-    kind, parse = column.kind, database.value_parser(column.field)
-    if kind == "fiat":
-        return money.format_fiat            # Decimal (PostgreSQL) or its text (SQLite) alike
-    if kind == "crypto":
-        return money.format_crypto
-    if kind == "timestamp":
-        return (lambda raw: clock.isoformat(parse(raw))) if parse else clock.isoformat
-    if kind == "uuid":
-        return (lambda raw: str(parse(raw))) if parse else str
-    if kind == "bool":
-        if for_csv:
-            return lambda raw: "true" if raw else "false"
-        return bool
-    if kind == "text" and for_csv:
-        return _neutralised
-    if kind == "json" and not for_csv:
-        return json.loads
-    return None
-
-
 _SQL_FORMULA_PREFIXES = pw.SQL("(" + ", ".join(
     "E'" + prefix.replace("\t", "\\t").replace("\r", "\\r") + "'" for prefix in FORMULA_PREFIXES) + ")")
 _SQL_TIMESTAMP = 'YYYY-MM-DD"T"HH24:MI:SS"Z"'       # clock.isoformat: seconds, truncated, UTC
 
 
-def _sql_value(column: Column, *, for_csv: bool) -> pw.Node:
-    """The exported value of `column` computed by PostgreSQL: `_converter`'s rule, in SQL.
-    In CSV every value is text; in JSON Lines numbers, booleans and metadata keep their JSON type."""
-    kind, field = column.kind, column.field
-    if kind == "fiat":
+class Kind:
+    """How one kind of column leaves, on both paths. `converter`: the Python function from the
+    driver's value (never None) to the exported one, or None when it leaves as it is; `parse` turns
+    the text SQLite hands back for dates and UUIDs into the field's value (None when the driver
+    already did). `sql`: PostgreSQL's expression for the same value. In CSV every value is text; in
+    JSON Lines numbers, booleans and metadata keep their JSON type."""
+
+    def converter(self, parse, *, for_csv: bool):
+        return None
+
+    def sql(self, field, *, for_csv: bool) -> pw.Node:
+        return field.cast("text") if for_csv else field
+
+
+class _Fiat(Kind):
+    def converter(self, parse, *, for_csv):
+        return money.format_fiat            # Decimal (PostgreSQL) or its text (SQLite) alike
+
+    def sql(self, field, *, for_csv):
         return fn.round(field, 2).cast("text")
-    if kind == "crypto":
+
+
+class _Crypto(Kind):
+    def converter(self, parse, *, for_csv):
+        return money.format_crypto
+
+    def sql(self, field, *, for_csv):
         exact = fn.trim_scale(field)
         return pw.Case(None, [(fn.scale(exact) >= 2, exact.cast("text"))], fn.round(field, 2).cast("text"))
-    if kind == "timestamp":
+
+
+class _Timestamp(Kind):
+    def converter(self, parse, *, for_csv):
+        return (lambda raw: clock.isoformat(parse(raw))) if parse else clock.isoformat
+
+    def sql(self, field, *, for_csv):
         return fn.to_char(field, _SQL_TIMESTAMP)
-    if kind == "uuid":
+
+
+class _Uuid(Kind):
+    def converter(self, parse, *, for_csv):
+        return (lambda raw: str(parse(raw))) if parse else str
+
+    def sql(self, field, *, for_csv):
         return field.cast("text")
-    if kind == "bool" and for_csv:
-        return pw.Case(field, [(True, "true"), (False, "false")])
-    if kind == "text" and for_csv:
+
+
+class _Bool(Kind):
+    def converter(self, parse, *, for_csv):
+        return (lambda raw: "true" if raw else "false") if for_csv else bool
+
+    def sql(self, field, *, for_csv):
+        return pw.Case(field, [(True, "true"), (False, "false")]) if for_csv else field
+
+
+class _Text(Kind):
+    """Free text a merchant or buyer chose: neutralised in CSV."""
+
+    def converter(self, parse, *, for_csv):
+        return _neutralised if for_csv else None
+
+    def sql(self, field, *, for_csv):
+        if not for_csv:
+            return field
         return pw.Case(None, [(fn.left(field, 1).in_(_SQL_FORMULA_PREFIXES), fn.CONCAT("'", field))], field)
-    if kind == "json" and not for_csv:
-        return field.cast("json")
-    return field.cast("text") if for_csv else field
+
+
+class _Json(Kind):
+    """A JSON document stored as text: an object in JSON Lines, the text itself in CSV."""
+
+    def converter(self, parse, *, for_csv):
+        return None if for_csv else json.loads
+
+    def sql(self, field, *, for_csv):
+        return field.cast("text") if for_csv else field.cast("json")
+
+
+PLAIN, FIAT, CRYPTO, TIMESTAMP, UUID, BOOL, TEXT, JSON = (
+    Kind(), _Fiat(), _Crypto(), _Timestamp(), _Uuid(), _Bool(), _Text(), _Json())
+
+
+@dataclass(frozen=True)
+class Column:
+    """One exported column: its name, the peewee field selected for it and its kind (as the
+    database gives it, unless said otherwise)."""
+
+    name: str
+    field: object
+    kind: Kind = PLAIN
+
+    def converter(self, *, for_csv: bool):
+        return self.kind.converter(database.value_parser(self.field), for_csv=for_csv)
+
+    def sql(self, *, for_csv: bool) -> pw.Node:
+        return self.kind.sql(self.field, for_csv=for_csv)
 
 
 def _sql_csv_cell(column: Column) -> pw.Node:
     """The cell for `COPY … WITH CSV`, which quotes like Python's csv writer but writes empty text
     as `""`: empty text goes as NULL, so both leave an empty cell."""
-    value = _sql_value(column, for_csv=True)
-    return fn.NULLIF(value, "") if column.kind in ("plain", "text", "json") else value
+    value = column.sql(for_csv=True)
+    return fn.NULLIF(value, "") if column.kind in (PLAIN, TEXT, JSON) else value
 
 
 INVOICE_COLUMNS = (
     Column("id", Invoice.public_id),
-    Column("external_order_id", Invoice.external_order_id, "text"),
+    Column("external_order_id", Invoice.external_order_id, TEXT),
     Column("status", Invoice.status),
     Column("swap_status", Invoice.swap_status),
-    Column("amount", Invoice.amount, "fiat"), Column("currency", Invoice.currency),
-    Column("order_amount", Invoice.order_amount, "fiat"), Column("order_currency", Invoice.order_currency),
-    Column("paid_amount", Invoice.paid_amount, "fiat"),
-    Column("received_amount", Invoice.received_amount, "fiat"),
-    Column("difference_amount", Invoice.difference_amount, "fiat"),
+    Column("amount", Invoice.amount, FIAT), Column("currency", Invoice.currency),
+    Column("order_amount", Invoice.order_amount, FIAT), Column("order_currency", Invoice.order_currency),
+    Column("paid_amount", Invoice.paid_amount, FIAT),
+    Column("received_amount", Invoice.received_amount, FIAT),
+    Column("difference_amount", Invoice.difference_amount, FIAT),
     Column("output_asset", Invoice.output_asset),
-    Column("customer_id", Invoice.customer_id, "uuid"),
+    Column("customer_id", Invoice.customer_id, UUID),
     Column("payment_link_id", Invoice.payment_link_id),
-    Column("transaction_hash", Invoice.transaction_hash, "text"),
-    Column("deposit_address", Invoice.deposit_address, "text"),
-    Column("created_at", Invoice.created_at, "timestamp"), Column("updated_at", Invoice.updated_at, "timestamp"),
-    Column("paid_at", Invoice.paid_at, "timestamp"), Column("expires_at", Invoice.expires_at, "timestamp"),
+    Column("transaction_hash", Invoice.transaction_hash, TEXT),
+    Column("deposit_address", Invoice.deposit_address, TEXT),
+    Column("created_at", Invoice.created_at, TIMESTAMP), Column("updated_at", Invoice.updated_at, TIMESTAMP),
+    Column("paid_at", Invoice.paid_at, TIMESTAMP), Column("expires_at", Invoice.expires_at, TIMESTAMP),
     # Stored as canonical JSON text (a cell starting with "{", never a formula): exported as stored.
-    Column("metadata", Invoice.metadata, "json"),
-    Column("refunded_amount", Invoice.refunded_amount, "fiat"),
+    Column("metadata", Invoice.metadata, JSON),
+    Column("refunded_amount", Invoice.refunded_amount, FIAT),
 )
 
 TRANSACTION_COLUMNS = (
@@ -135,18 +176,18 @@ TRANSACTION_COLUMNS = (
     Column("status", Transaction.status),
     Column("network", Transaction.network),
     Column("token", Transaction.token),
-    Column("amount", Transaction.amount, "crypto"),
-    Column("transaction_hash", Transaction.transaction_hash, "text"),
-    Column("from_wallet", Transaction.from_wallet, "text"),
-    Column("to_wallet", Transaction.to_wallet, "text"),
+    Column("amount", Transaction.amount, CRYPTO),
+    Column("transaction_hash", Transaction.transaction_hash, TEXT),
+    Column("from_wallet", Transaction.from_wallet, TEXT),
+    Column("to_wallet", Transaction.to_wallet, TEXT),
     Column("confirmations", Transaction.confirmations),
-    Column("verified", Transaction.verified, "bool"),
-    Column("confirmed_at", Transaction.confirmed_at, "timestamp"),
-    Column("created_at", Transaction.created_at, "timestamp"),
-    Column("updated_at", Transaction.updated_at, "timestamp"),
+    Column("verified", Transaction.verified, BOOL),
+    Column("confirmed_at", Transaction.confirmed_at, TIMESTAMP),
+    Column("created_at", Transaction.created_at, TIMESTAMP),
+    Column("updated_at", Transaction.updated_at, TIMESTAMP),
     # A merchant refund's delivery: the refund and its amount in the invoice currency (docs/refunds.md).
     Column("refund_id", Refund.public_id),
-    Column("refund_amount", Refund.amount, "fiat"),
+    Column("refund_amount", Refund.amount, FIAT),
 )
 
 
@@ -184,7 +225,7 @@ def converted_batches(export: Export, *, for_csv: bool) -> Iterator[list[list]]:
     """Batches of rows with every value as it is exported (None stays None). Only the columns that
     need converting are touched: this loop runs once per cell of a million-row export."""
     converters = [(index, convert) for index, column in enumerate(export.columns)
-                  if (convert := _converter(column, for_csv=for_csv)) is not None]
+                  if (convert := column.converter(for_csv=for_csv)) is not None]
     for rows in raw_batches(export.query):
         converted = []
         for raw in rows:
@@ -219,7 +260,7 @@ def jsonl_chunks(export: Export) -> Iterator[str]:
 
 
 def server_lines(export: Export, file_format: str) -> Iterator[bytes]:
-    """PostgreSQL: the server converts every cell (`_sql_value`) and writes the file with `COPY`.
+    """PostgreSQL: the server converts every cell (`Kind.sql`) and writes the file with `COPY`.
 
     CSV: `COPY … WITH CSV` quotes exactly as Python's csv writer does (a quote, a comma or a line
     break), empty text is sent as NULL so that both leave an empty cell, and each row's `\\n` becomes
@@ -231,7 +272,7 @@ def server_lines(export: Export, file_format: str) -> Iterator[bytes]:
         query = export.query.select(*(_sql_csv_cell(column) for column in export.columns))
         yield from database.copy_out(query, "CSV", lambda row: row[:-1] + b"\r\n")
     else:
-        rows = export.query.select(*(_sql_value(column, for_csv=False).alias(column.name)
+        rows = export.query.select(*(column.sql(for_csv=False).alias(column.name)
                                      for column in export.columns))
         yield from database.copy_out(_JsonRows(rows), "TEXT", lambda row: row.replace(b"\\\\", b"\\"))
 

@@ -149,7 +149,7 @@ def test_cli_export_writes_the_same_file(app, client, auth, store):
 
 @pytest.mark.parametrize("kind", ["invoices", "transactions"])
 def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
-    """PostgreSQL writes each line itself (`_sql_value`, through infra/database.py `copy_out`); the
+    """PostgreSQL writes each line itself (each `Kind.sql`, through infra/database.py `copy_out`); the
     Python rules (SQLite's path) must give the same CSV byte for byte and the same JSON on awkward values."""
     from models.base import db, is_postgres
     from services.books import exports
