@@ -100,8 +100,10 @@ class _Watchdog:
 
     def add(self, deadline: Deadline) -> None:
         with self._condition:
+            sooner = not self._heap or deadline.at < self._heap[0][0]
             heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
-            self._condition.notify()
+            if sooner:      # else the watchdog already wakes in time: waking it per attempt cost a thread switch
+                self._condition.notify()
 
     def _run(self) -> None:
         while True:

@@ -18,6 +18,7 @@ import datetime as dt
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 import logging
+import os
 import random
 import secrets
 import threading
@@ -289,58 +290,77 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     # Did the last claim fill every slot it asked for (so more may be due)? What a fan-out left
     # unclaimed is claimed once its first attempts are done: it was left to the caps.
     backlog = claim_more and not first
-    pool = ThreadPoolExecutor(max_workers=policy.concurrency, thread_name_prefix="webhook")
-    try:
-        for work in first:
-            in_flight[pool.submit(send, session, work, policy)] = work
-        while True:
-            if finished and (len(finished) >= half or not in_flight
-                             or time.monotonic() - oldest_finished >= RECORD_WITHIN_SECONDS):
+    pool = _sending_pool()
+    for work in first:
+        in_flight[pool.submit(send, session, work, policy)] = work
+    while True:
+        if finished and (len(finished) >= half or not in_flight
+                         or time.monotonic() - oldest_finished >= RECORD_WITHIN_SECONDS):
+            record(finished, policy, now=now(), counts=counts)
+            finished = []
+        free = policy.concurrency - len(in_flight) - len(finished)
+        claiming = time.monotonic() - began < max_seconds
+        # Claim to refill slots while the backlog lasts; once a claim came back short, claim
+        # again only when everything has finished (a last look for newly due work) or at the
+        # next look. Each claim is a transaction: claiming into an empty backlog cost 2 of 4
+        # per event.
+        look = bool(in_flight) and free > 0 and time.monotonic() - last_look >= LOOK_EVERY_SECONDS
+        wants_more = (claim_more and ((not in_flight and not finished) or (backlog and free >= half))) or look
+        if wants_more and claiming:
+            if look:
+                outbox.relay(now=now(), grace=dt.timedelta(0))
+                claim_more = True          # the look may have made new deliveries due
+            last_look = time.monotonic()
+            claimed = claim_due(policy, now=now(), limit=free)
+            backlog = len(claimed) == free
+            for work in claimed:
+                in_flight[pool.submit(send, session, work, policy)] = work
+        if not in_flight:
+            if finished:
+                continue
+            break
+        if not claiming:
+            # Time is up. Waiting here for slow attempts (up to their 10 s deadline) would hold
+            # back the jobs queued behind this run, the fan-out of other stores' new events
+            # among them: a finisher thread records those attempts when they end instead.
+            if finished:
                 record(finished, policy, now=now(), counts=counts)
-                finished = []
-            free = policy.concurrency - len(in_flight) - len(finished)
-            claiming = time.monotonic() - began < max_seconds
-            # Claim to refill slots while the backlog lasts; once a claim came back short, claim
-            # again only when everything has finished (a last look for newly due work) or at the
-            # next look. Each claim is a transaction: claiming into an empty backlog cost 2 of 4
-            # per event.
-            look = bool(in_flight) and free > 0 and time.monotonic() - last_look >= LOOK_EVERY_SECONDS
-            wants_more = (claim_more and ((not in_flight and not finished) or (backlog and free >= half))) or look
-            if wants_more and claiming:
-                if look:
-                    outbox.relay(now=now(), grace=dt.timedelta(0))
-                    claim_more = True          # the look may have made new deliveries due
-                last_look = time.monotonic()
-                claimed = claim_due(policy, now=now(), limit=free)
-                backlog = len(claimed) == free
-                for work in claimed:
-                    in_flight[pool.submit(send, session, work, policy)] = work
-            if not in_flight:
-                if finished:
-                    continue
-                break
-            if not claiming:
-                # Time is up. Waiting here for slow attempts (up to their 10 s deadline) would hold
-                # back the jobs queued behind this run, the fan-out of other stores' new events
-                # among them: a finisher thread records those attempts when they end instead.
-                if finished:
-                    record(finished, policy, now=now(), counts=counts)
-                _finish_later(list(in_flight), policy, now=now)
-                break
-            # Wake for the first attempt to finish, or to record, or for the next look.
-            wakes = [oldest_finished + RECORD_WITHIN_SECONDS] if finished else []
-            if claiming and policy.concurrency - len(in_flight) - len(finished) > 0:
-                wakes.append(last_look + LOOK_EVERY_SECONDS)
-            timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
-            done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in done:
-                if not finished:
-                    oldest_finished = time.monotonic()
-                del in_flight[future]
-                finished.append(future.result())
-    finally:
-        pool.shutdown(wait=False)       # nothing left in flight, or the finisher waits for it
+            _finish_later(list(in_flight), policy, now=now)
+            break
+        # Wake for the first attempt to finish, or to record, or for the next look.
+        wakes = [oldest_finished + RECORD_WITHIN_SECONDS] if finished else []
+        if claiming and policy.concurrency - len(in_flight) - len(finished) > 0:
+            wakes.append(last_look + LOOK_EVERY_SECONDS)
+        timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
+        done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
+        for future in done:
+            if not finished:
+                oldest_finished = time.monotonic()
+            del in_flight[future]
+            finished.append(future.result())
     return counts
+
+
+# Sending threads are kept for the process's life: starting them per run cost a third of a
+# fan-out run (a thread start waits for the thread to run, on cores the sends keep busy). The
+# cap is far above any run's slots, so an attempt never queues behind another run's (a run that
+# ran out of time leaves its slow attempts to a finisher): a thread is started only when none
+# is idle, and what a run keeps in flight stays bounded by its `concurrency`.
+SENDING_THREADS_CAP = 512
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _sending_pool() -> ThreadPoolExecutor:
+    """The process's pool of sending threads; a forked child builds its own (threads do not
+    survive a fork)."""
+    with _pools_lock:
+        pool = _pools.get(os.getpid())
+        if pool is None:
+            _pools.clear()
+            pool = _pools[os.getpid()] = ThreadPoolExecutor(max_workers=SENDING_THREADS_CAP,
+                                                            thread_name_prefix="webhook")
+        return pool
 
 
 def _finish_later(futures: list, policy: DeliveryPolicy, *, now) -> None:
