@@ -53,6 +53,22 @@ def test_a_deadline_shuts_down_a_blocked_read():
         right.close()
 
 
+def test_a_sooner_deadline_fires_on_time_behind_later_ones():
+    """The watchdog is woken only by a deadline sooner than those it waits for: one added behind
+    a later one must still wake it."""
+    left, right = socket.socketpair()
+    try:
+        with deadlines.hard_deadline(30):
+            with deadlines.hard_deadline(0.3) as deadline:
+                deadline.watch(left)
+                began = time.monotonic()
+                assert left.recv(1) == b""
+            assert deadline.expired and time.monotonic() - began < 2
+    finally:
+        left.close()
+        right.close()
+
+
 def test_a_name_that_never_resolves_is_abandoned_at_its_bound(monkeypatch):
     release = threading.Event()
     monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: release.wait(30) and [])

@@ -1,6 +1,7 @@
 """The fan-out run sends the deliveries it creates: claimed in the fan-out's transaction, no claim of their own."""
 import dataclasses
 import datetime as dt
+import threading
 
 from core.clock import utcnow
 from infra import claims, queues
@@ -40,6 +41,27 @@ def test_more_deliveries_than_slots_are_sent_in_batches(client, auth, receiver, 
     with db.connection_context():
         created, counts = webhook_delivery.fan_out_and_deliver(policy)
     assert created == 9 and counts.succeeded == 9 and len(receiver.requests) == 9
+
+
+def test_runs_send_on_the_process_s_threads_without_starting_new_ones(client, auth, receiver, job_settings):
+    """Starting a thread per attempt cost a third of a fan-out run: a second run reuses the first's."""
+    policy = webhook_delivery.DeliveryPolicy.from_settings(job_settings)
+    for number in range(3):
+        make_endpoint(client, auth, receiver.url(f"/hook-{number}"))
+
+    def sending_threads():
+        return {thread for thread in threading.enumerate() if thread.name.startswith("webhook_")}
+
+    sent = 0
+    for round_ in range(2):
+        create_invoice(client, auth, external_order_id=f"ord-{round_}")
+        with db.connection_context():
+            created, counts = webhook_delivery.fan_out_and_deliver(policy)
+        sent += counts.succeeded
+        if round_ == 0:
+            first = sending_threads()
+    assert sent == 6 and len(receiver.requests) == 6
+    assert first and sending_threads() == first
 
 
 def test_a_run_that_died_before_sending_leaves_claims_a_delivery_run_takes_over(client, auth, receiver, policy):
