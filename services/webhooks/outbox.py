@@ -83,11 +83,12 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
     store at its in-flight cap) or the run has no slot left: those stay due for a delivery run
     (docs/webhooks.md#fairness)."""
     with write_transaction():
-        claimed = (Event.update(dispatched_at=now)
-                   .where((Event.id == event_id) & Event.dispatched_at.is_null()).execute())
-        if claimed == 0:
+        # Marked and read in one statement (RETURNING: SQLite 3.35+ has it too).
+        marked = list(Event.update(dispatched_at=now).where((Event.id == event_id) & Event.dispatched_at.is_null())
+                      .returning(Event).execute())
+        if not marked:
             return 0
-        event = Event.get_by_id(event_id)
+        [event] = marked
         rows, healthy = [], []
         for target in _targets(event):
             row = dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id, event=event.id,

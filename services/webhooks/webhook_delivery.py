@@ -30,6 +30,7 @@ import requests
 from core import clock, ids
 from infra import claims, database, metrics, nudges
 from models.base import db, replace_connection
+from models.selects import CompiledSelect
 from models.events import Event
 from models.integrations import Integration
 from models.stores import Store
@@ -99,22 +100,29 @@ def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[W
     return _load_work(token)
 
 
+def _claimed_work_query(token: str):
+    return (WebhookDelivery.select(
+                WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
+                WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
+                Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
+                WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
+                WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret,
+                Integration.public_id.alias("integration_public_id"))
+            .join(Event, on=(WebhookDelivery.event == Event.id))
+            .switch(WebhookDelivery)
+            .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
+            .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
+            .switch(WebhookDelivery)
+            .join(Store, on=(WebhookDelivery.store == Store.id))
+            .where(WebhookDelivery.claim_token == token)
+            .dicts())
+
+
+_claimed_work = CompiledSelect(_claimed_work_query, 1)
+
+
 def _load_work(token: str) -> list[Work]:
-    query = (WebhookDelivery.select(
-                 WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
-                 WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
-                 Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
-                 WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
-                 WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret,
-                 Integration.public_id.alias("integration_public_id"))
-             .join(Event, on=(WebhookDelivery.event == Event.id))
-             .switch(WebhookDelivery)
-             .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
-             .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
-             .switch(WebhookDelivery)
-             .join(Store, on=(WebhookDelivery.store == Store.id))
-             .where(WebhookDelivery.claim_token == token)
-             .dicts())
+    query = _claimed_work.run(db, token)
     now = clock.utcnow()
     work = []
     for row in query:
