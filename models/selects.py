@@ -16,7 +16,8 @@ _MARKER = "\x00compiled-select-{}"
 
 
 class CompiledSelect:
-    """`build(*values)` returns the query; `run(*values)` runs it, its text compiled once."""
+    """`build(*values)` returns the query; `run(database, *values)` runs it, its text compiled once.
+    The values go to the driver as they are: text and numbers, not values a field converts."""
 
     def __init__(self, build: Callable[..., pw.Query], arity: int):
         self._build = build
