@@ -25,8 +25,10 @@ def sibling_database(suffix: str, workdir) -> str:
 
 def postgres_in_schema(schema: str):
     """A peewee handle on the TEST_DATABASE_URL database whose tables live in `schema`, made
-    empty; None on the embedded default. Drop the schema when done."""
-    test_url = os.environ.get("TEST_DATABASE_URL")
+    empty; None on the embedded default. Drop the schema when done. The schema is a startup
+    parameter of the session, which PgBouncer refuses: behind it (make test-pgbouncer) the handle
+    goes straight to PostgreSQL through TEST_DATABASE_DIRECT_URL, as migrations do in production."""
+    test_url = os.environ.get("TEST_DATABASE_DIRECT_URL") or os.environ.get("TEST_DATABASE_URL")
     if not test_url:
         return None
     from urllib.parse import unquote
