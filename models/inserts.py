@@ -31,3 +31,28 @@ def insert(instance: pw.Model) -> pw.Model:
     database.execute_sql(sql, params)
     instance._dirty.clear()
     return instance
+
+
+def insert_rows(model: type[pw.Model], rows: list[dict]) -> int:
+    """INSERT new rows (each naming the same fields, primary keys set) in one statement, its SQL
+    text compiled once per model, database kind, column list and number of rows: a delivery run
+    inserts a fan-out's deliveries and a batch's attempts, 16 rows of 13 columns whose text peewee
+    took longer to build than the database to write. Defaults as `Model(**row)` sets them.
+    Returns how many rows were inserted."""
+    if not rows:
+        return 0
+    datas = [model(**row).__data__ for row in rows]
+    names = set(datas[0])
+    columns = [field for field in model._meta.sorted_fields if field.name in names]   # peewee's order
+    params = [field.db_value(data[field.name]) for data in datas for field in columns]
+    database = model._meta.database
+    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns), len(rows))
+    sql = _compiled.get(key)
+    if sql is None:
+        sql, peewee_params = model.insert_many(datas).returning().sql()
+        if list(peewee_params) == params:        # the same values peewee would send: safe to reuse
+            _compiled[key] = sql
+        else:
+            params = peewee_params
+    database.execute_sql(sql, params)
+    return len(rows)

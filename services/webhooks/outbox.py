@@ -18,6 +18,7 @@ import peewee as pw
 from core import ids
 from infra import claims, nudges
 from infra.locks import write_transaction
+from models import inserts
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
@@ -99,9 +100,8 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
                 healthy.append(row["id"])
         if not rows:
             return 0
-        # One multi-row INSERT … RETURNING (SQLite 3.35+ has RETURNING too); every row names the
-        # same columns (a multi-row INSERT takes them from its first row).
-        created = len(list(WebhookDelivery.insert_many(rows).returning(WebhookDelivery.id).execute()))
+        # One multi-row INSERT, its text compiled once; every row names the same columns.
+        created = inserts.insert_rows(WebhookDelivery, rows)
         if first is not None:
             taken = claims.claim_deliveries(first.token, first.caps, now=now, limit=first.budget, among=healthy)
             first.budget -= taken

@@ -29,6 +29,7 @@ import requests
 
 from core import clock, ids
 from infra import claims, database, metrics, nudges
+from models import inserts
 from models.base import db, replace_connection
 from models.selects import CompiledSelect
 from models.events import Event
@@ -209,8 +210,7 @@ def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.dat
                 counts.given_up += fields["status"] == "failed"
             if work.endpoint_id is not None and work.endpoint_enabled:
                 endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
-        if attempts:
-            WebhookAttempt.insert_many(attempts).execute()
+        inserts.insert_rows(WebhookAttempt, attempts)
         for endpoint_id, results_of_endpoint in endpoint_results.items():
             _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
     recorded = collections.Counter(attempt["outcome"] for attempt in attempts)

@@ -64,3 +64,26 @@ def test_an_event_row_keeps_its_json_payload(store):
                                      invoice=invoice.id, type="invoice.created",
                                      payload={"data": {"object": {"id": invoice.public_id}}}, created_at=utcnow()))
         assert Event.get_by_id(event.id).payload == {"data": {"object": {"id": invoice.public_id}}}
+
+
+def test_many_rows_are_written_as_insert_many_writes_them_and_compiled_once_per_count(store):
+    inserts._compiled.clear()
+    with db.connection_context():
+        invoice = inserts.insert(_invoice(store))
+
+        def events(count):
+            return [dict(id=ids.new_uuid(), public_id=ids.new_public_id("evt_"), store=store.id, invoice=invoice.id,
+                         type="invoice.created", payload={"n": number, "ü": [1]}, created_at=NOW)
+                    for number in range(count)]
+        ours, theirs = events(3), events(3)
+        assert inserts.insert_rows(Event, ours) == 3
+        Event.insert_many(theirs).execute()
+        for mine, peewees in zip(ours, theirs):
+            written, expected = _row(Event, mine["id"]), _row(Event, peewees["id"])
+            for differing in ("id", "public_id"):
+                written.pop(differing), expected.pop(differing)
+            assert written == expected
+        assert inserts.insert_rows(Event, events(3)) == 3 and inserts.insert_rows(Event, events(2)) == 2
+        assert inserts.insert_rows(Event, []) == 0
+        assert Event.select().where(Event.invoice == invoice.id).count() == 11
+    assert sorted(key[3] for key in inserts._compiled if key[0] is Event and len(key) == 4) == [2, 3]
