@@ -19,16 +19,7 @@ def insert(instance: pw.Model) -> pw.Model:
     data = instance.__data__
     columns = [field for field in model._meta.sorted_fields if field.name in data]   # peewee's order
     params = [field.db_value(data[field.name]) for field in columns]
-    database = model._meta.database
-    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns))
-    sql = _compiled.get(key)
-    if sql is None:
-        sql, peewee_params = model.insert(data).returning().sql()
-        if list(peewee_params) == params:        # the same values peewee would send: safe to reuse
-            _compiled[key] = sql
-        else:
-            params = peewee_params
-    database.execute_sql(sql, params)
+    _execute(model, columns, None, params, lambda: model.insert(data).returning())
     instance._dirty.clear()
     return instance
 
@@ -45,14 +36,20 @@ def insert_rows(model: type[pw.Model], rows: list[dict]) -> int:
     names = set(datas[0])
     columns = [field for field in model._meta.sorted_fields if field.name in names]   # peewee's order
     params = [field.db_value(data[field.name]) for data in datas for field in columns]
+    _execute(model, columns, len(rows), params, lambda: model.insert_many(datas).returning())
+    return len(rows)
+
+
+def _execute(model: type[pw.Model], columns: list, rows: int | None, params: list, build) -> None:
+    """Run the INSERT with `params`, its text compiled by peewee (`build()`) the first time for
+    this model, database kind, column list and number of rows (None: one row's `insert`)."""
     database = model._meta.database
-    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns), len(rows))
+    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns), rows)
     sql = _compiled.get(key)
     if sql is None:
-        sql, peewee_params = model.insert_many(datas).returning().sql()
+        sql, peewee_params = build().sql()
         if list(peewee_params) == params:        # the same values peewee would send: safe to reuse
             _compiled[key] = sql
         else:
             params = peewee_params
     database.execute_sql(sql, params)
-    return len(rows)
