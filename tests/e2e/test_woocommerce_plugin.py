@@ -430,15 +430,18 @@ def test_a_full_refund_from_the_order_screen_ends_the_order_refunded(connected, 
     assert (refund["invoice_id"], refund["amount"], refund["reason"]) == (paid["invoice_id"], "25.00", "damaged")
     funded = api.call("POST", f"/v1/test_helpers/refunds/{refund_id}/fund", key, json={"outcome": "success"})
     assert funded.status_code == 202, funded.text
+    # refund.succeeded or invoice.refunded, whichever arrives first, re-reads a refunded invoice; the
+    # order's status and its note are written one after the other, so both are waited for.
+    def refunded_in_full(order):
+        return order["status"] == "refunded" and any(
+            re.search(r"\((evt_\w+)\); invoice inv_\w+ is refunded: refunded in full\.", note) for note in order["notes"])
     try:
-        order = wait_for(lambda: (o := site.order(paid["order_id"]))["status"] == "refunded" and o, timeout=120,
-                         what="the order to be refunded")
+        order = wait_for(lambda: refunded_in_full(o := site.order(paid["order_id"])) and o, timeout=120,
+                         what="the order to be refunded, with its note")
     except AssertionError as late:
         refund = api.call("GET", f"/v1/refunds/{refund_id}", key).json()
-        raise AssertionError(f"{late}: refund {refund.get('status')}, notes {site.order(paid['order_id'])['notes']}")
-    # refund.succeeded or invoice.refunded, whichever arrives first, re-reads a refunded invoice.
-    assert any(re.search(r"\((evt_\w+)\); invoice inv_\w+ is refunded: refunded in full\.", note)
-               for note in order["notes"]), order["notes"]
+        order = site.order(paid["order_id"])
+        raise AssertionError(f"{late}: refund {refund.get('status')}, order {order['status']}, notes {order['notes']}")
     assert order["payment_complete_calls"] == 1
 
 
