@@ -34,6 +34,8 @@ def insert_rows(model: type[pw.Model], rows: list[dict]) -> int:
         return 0
     datas = [model(**row).__data__ for row in rows]
     names = set(datas[0])
+    if any(set(data) != names for data in datas[1:]):   # never drop a later row's columns silently
+        raise ValueError(f"insert_rows: every {model.__name__} row must name the same fields")
     columns = [field for field in model._meta.sorted_fields if field.name in names]   # peewee's order
     params = [field.db_value(data[field.name]) for data in datas for field in columns]
     _execute(model, columns, len(rows), params, lambda: model.insert_many(datas).returning())

@@ -87,3 +87,15 @@ def test_many_rows_are_written_as_insert_many_writes_them_and_compiled_once_per_
         assert inserts.insert_rows(Event, []) == 0
         assert Event.select().where(Event.invoice == invoice.id).count() == 11
     assert sorted(key[3] for key in inserts._compiled if key[0] is Event) == [2, 3]
+
+
+def test_rows_naming_different_fields_are_refused_not_cut_to_the_first_rows_columns(store):
+    # The multi-row INSERT takes its columns from the first row; a later row naming others would
+    # lose them silently (a fan-out's claim columns were once dropped that way).
+    def event(**over):
+        return dict(id=ids.new_uuid(), public_id=ids.new_public_id("evt_"), store=store.id, type="invoice.created",
+                    payload={}, created_at=NOW, **over)
+    with db.connection_context():
+        with pytest.raises(ValueError, match="same fields"):
+            inserts.insert_rows(Event, [event(), event(dispatched_at=NOW)])
+        assert Event.select().count() == 0
