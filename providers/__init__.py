@@ -27,9 +27,11 @@ def get_provider(settings):
         return OneClickProvider(settings.oneclick_base_url, settings.oneclick_jwt, api_key=settings.oneclick_api_key,
                                 on_auth_failure=provider_health.auth_failed,
                                 on_unreachable=provider_health.unreachable, on_answer=provider_health.answered)
-    from providers.sandbox import SandboxProvider
+    from providers.sandbox import SandboxProvider, SlowSandboxProvider
 
-    return SandboxProvider(latency_seconds=settings.sandbox_latency_ms / 1000)
+    if settings.sandbox_latency_ms:
+        return SlowSandboxProvider(latency_seconds=settings.sandbox_latency_ms / 1000)
+    return SandboxProvider()
 
 
 def shared(settings):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
-from typing import Protocol
+from typing import Protocol, Sequence
 
 # The 1Click status names, kept verbatim: they are the provider's vocabulary, and the
 # invoice state machine maps them to moves (docs/payment-engine.md).
@@ -113,6 +113,14 @@ class DepositStatus:
     updated_at: dt.datetime | None = None
 
 
+@dataclass(frozen=True)
+class DepositQuery:
+    """One deposit to ask about, as `deposit_status` takes it."""
+    address: str
+    memo: str | None = None
+    decimals: tuple[int, int] | None = None     # (origin, destination) as recorded from the quote
+
+
 # What NUMERIC(36,18) holds: below 10**18 whole units.
 AMOUNT_LIMIT = Decimal(10) ** 18
 # Statuses that carry the deposited amount: without it nothing can be recorded or valued.
@@ -157,3 +165,13 @@ class SwapProvider(Protocol):
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
                        decimals: tuple[int, int] | None = None) -> DepositStatus:
         """`decimals`: (origin, destination) as recorded from the quote, when known."""
+
+
+class ReadsManyStatuses(Protocol):
+    """Offered by a provider that answers many status reads at once cheaper than one by one (the
+    sandbox: one SELECT). The pollers use it for a claimed batch; with any other provider they ask
+    each deposit on its own, concurrently (1Click: one HTTP request each)."""
+
+    def deposit_statuses(self, deposits: Sequence[DepositQuery]) -> list[DepositStatus | ProviderError]:
+        """One answer per deposit, in order: its status, or the error `deposit_status` would have
+        raised for it alone."""

@@ -12,14 +12,17 @@ import datetime as dt
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 import secrets
 import time
-
+from typing import Sequence
 
 from models.sandbox import SandboxDeposit
 from providers import base
-from providers.base import Asset, DepositStatus, ProviderRejected, Quote, QuoteRequest, ReverseQuoteRequest
+from providers.base import (
+    Asset, DepositQuery, DepositStatus, ProviderError, ProviderRejected, Quote, QuoteRequest, ReverseQuoteRequest,
+)
 
 FEE_RATE = Decimal("0.005")        # the simulated swap fee the buyer pays on top (0.5%)
 OUTCOMES = ("success", "underpaid", "overpaid", "refunded", "failed")
+READ_CHUNK = 500                   # addresses a status SELECT names at most (SQLite's bound parameters)
 OVERPAYMENT = Decimal("1.2")       # an `overpaid` deposit without an amount sends this much of what is due
 SEQUENCES = {
     "success": (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS),
@@ -88,11 +91,6 @@ def _places(decimals: int) -> Decimal:
 class SandboxProvider:
     name = "sandbox"
 
-    def __init__(self, *, latency_seconds: float = 0.0):
-        # A real provider answers in tens or hundreds of milliseconds; tests and the benchmark
-        # can make the sandbox as slow, to see concurrency and a worker killed mid-poll.
-        self.latency_seconds = latency_seconds
-
     def supported_assets(self) -> list[Asset]:
         return list(ASSETS)
 
@@ -141,18 +139,14 @@ class SandboxProvider:
 
     def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
                        decimals: tuple[int, int] | None = None) -> DepositStatus:
-        if self.latency_seconds:
-            time.sleep(self.latency_seconds)
-        row = SandboxDeposit.get_or_none(SandboxDeposit.deposit_address == deposit_address)
-        if row is None or (row.deposit_memo or None) != (deposit_memo or None):
-            raise ProviderRejected(f"no sandbox deposit address {deposit_address!r}")
-        if row.deposited_at is None:
-            return DepositStatus(status=base.PENDING_DEPOSIT, correlation_id=row.correlation_id)
-        # Each read advances one step: an atomic increment, so concurrent readers never skip back.
-        SandboxDeposit.update(polls=SandboxDeposit.polls + 1).where(
-            SandboxDeposit.deposit_address == deposit_address).execute()
-        row = SandboxDeposit.get_by_id(deposit_address)
-        return _status_of(row)
+        answer, = _answers([DepositQuery(deposit_address, deposit_memo, decimals)])
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
+
+    def deposit_statuses(self, deposits: Sequence[DepositQuery]) -> list[DepositStatus | ProviderError]:
+        """A poller's batch in one SELECT (base.ReadsManyStatuses)."""
+        return _answers(deposits)
 
     # --- the simulated chain (test helpers) ----------------------------------------------
 
@@ -189,6 +183,54 @@ class SandboxProvider:
             & (SandboxDeposit.outcome == "underpaid")).execute() == 1
 
 
+class SlowSandboxProvider(SandboxProvider):
+    """The sandbox answering each status read after `latency_seconds`, as a real provider answers
+    in tens or hundreds of milliseconds: tests and benchmarks use it to see the pollers'
+    concurrency and a worker killed mid-poll. It plays a remote provider, which is asked one
+    deposit a request (1Click), so it has no batch read: the pollers' threads wait on it as they
+    would on 1Click."""
+    deposit_statuses = None
+
+    def __init__(self, *, latency_seconds: float):
+        self.latency_seconds = latency_seconds
+
+    def deposit_status(self, deposit_address: str, deposit_memo: str | None = None, *,
+                       decimals: tuple[int, int] | None = None) -> DepositStatus:
+        time.sleep(self.latency_seconds)
+        return super().deposit_status(deposit_address, deposit_memo, decimals=decimals)
+
+
+def _answers(deposits: Sequence[DepositQuery]) -> list[DepositStatus | ProviderError]:
+    """Most deposits have seen no money, and their answer needs nothing more than one SELECT of
+    the batch reads; a deposited one is advanced and read on its own."""
+    known = _known_deposits({deposit.address for deposit in deposits})
+    return [_answer(known.get(deposit.address), deposit) for deposit in deposits]
+
+
+def _known_deposits(addresses) -> dict:
+    """Each known address's deposit, as much of it as a status read needs first (all of it only
+    once deposited), READ_CHUNK addresses a SELECT."""
+    columns = (SandboxDeposit.deposit_address, SandboxDeposit.deposit_memo, SandboxDeposit.correlation_id,
+               SandboxDeposit.deposited_at)
+    addresses, known = list(addresses), {}
+    for start in range(0, len(addresses), READ_CHUNK):
+        chunk = addresses[start:start + READ_CHUNK]
+        for row in SandboxDeposit.select(*columns).where(SandboxDeposit.deposit_address.in_(chunk)).namedtuples():
+            known[row.deposit_address] = row
+    return known
+
+
+def _answer(known, deposit: DepositQuery) -> DepositStatus | ProviderError:
+    if known is None or (known.deposit_memo or None) != (deposit.memo or None):
+        return ProviderRejected(f"no sandbox deposit address {deposit.address!r}")
+    if known.deposited_at is None:
+        return DepositStatus(status=base.PENDING_DEPOSIT, correlation_id=known.correlation_id)
+    # Each read advances one step: an atomic increment, so concurrent readers never skip back.
+    SandboxDeposit.update(polls=SandboxDeposit.polls + 1).where(
+        SandboxDeposit.deposit_address == deposit.address).execute()
+    return _status_of(SandboxDeposit.get_by_id(deposit.address))
+
+
 def _status_of(row: SandboxDeposit) -> DepositStatus:
     late = row.deposited_at > row.deadline
     sequence = SEQUENCES["late" if late else row.outcome]
@@ -218,4 +260,4 @@ def _now() -> dt.datetime:
     return utcnow()
 
 
-__all__ = ["SandboxProvider", "ASSETS", "OUTCOMES", "asset", "sandbox_refund_address"]
+__all__ = ["SandboxProvider", "SlowSandboxProvider", "ASSETS", "OUTCOMES", "asset", "sandbox_refund_address"]

@@ -24,7 +24,7 @@ from models.invoices import Invoice
 from models.polls import PollState
 from models.refunds import Refund
 from providers import base
-from providers.base import ProviderError, ProviderRejected
+from providers.base import DepositStatus, ProviderError, ProviderRejected
 from services.engine import invoice_states, payments, poll_state, quotes, refund_states, refunds
 from services.engine.poll_state import WATCH_AFTER_DEADLINE
 
@@ -162,24 +162,26 @@ def poll_invoice(invoice: Invoice, token: str, provider, *, now: dt.datetime, ba
 
 
 def poll_one(watched: Watched, row, token: str, provider, *, now: dt.datetime, base_seconds: int,
-             hot_seconds: int | None = None, unchanged: dict | None = None) -> str | None:
+             hot_seconds: int | None = None, unchanged: dict | None = None,
+             answer: DepositStatus | ProviderError | None = None) -> str | None:
     """Ask the provider about one claimed row (an invoice or a refund), apply the answer, schedule
     the next poll. `unchanged`: where to leave the next poll time of a row the answer leaves as
-    it is, for the caller to write with the rest of its batch (`watched.reschedule_unchanged`)."""
-    try:
-        status = quotes.deposit_status(provider, row)
-    except ProviderRejected as error:
+    it is, for the caller to write with the rest of its batch (`watched.reschedule_unchanged`).
+    `answer`: the provider's answer when already read with the batch's others (`_answers`), or
+    the error that read met; None: ask now."""
+    status = answer if answer is not None else _answer(provider, row)
+    if isinstance(status, ProviderRejected):
         # The provider does not know the address: retrying soon will not help; a human should look.
-        log.error("provider refused status of %s: %s", row.public_id, error)
+        log.error("provider refused status of %s: %s", row.public_id, status)
         watched.reschedule(row, token, at=now + dt.timedelta(seconds=MAX_INTERVAL_SECONDS))
         return None
-    except ProviderError as error:
-        log.warning("provider unavailable polling %s: %s", row.public_id, error)
+    if isinstance(status, ProviderError):
+        log.warning("provider unavailable polling %s: %s", row.public_id, status)
         watched.reschedule(row, token, at=now + dt.timedelta(seconds=base_seconds))
         return None
-    if status.status == base.PENDING_DEPOSIT and row.provider_status == base.PENDING_DEPOSIT:
-        # Nothing new, the common case by far: no transaction, nothing written on the invoice, and
-        # the schedule written with the batch's others when the caller collects them.
+    if _learns_nothing(row, status):
+        # No transaction, nothing written on the invoice, and the schedule written with the
+        # batch's others when the caller collects them.
         at = watched.schedule(row, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds)
         if unchanged is not None and at is not None:
             unchanged[row.id] = at
@@ -191,6 +193,32 @@ def poll_one(watched: Watched, row, token: str, provider, *, now: dt.datetime, b
         watched.reschedule(current, token, at=watched.schedule(current, now=now, base_seconds=base_seconds,
                                                                hot_seconds=hot_seconds))
     return status.status
+
+
+def _learns_nothing(row, answer) -> bool:
+    """Nothing new, the common case by far: still no deposit, as the last answer said."""
+    return (isinstance(answer, DepositStatus) and answer.status == base.PENDING_DEPOSIT
+            and row.provider_status == base.PENDING_DEPOSIT)
+
+
+def _answer(provider, row) -> DepositStatus | ProviderError:
+    try:
+        return quotes.deposit_status(provider, row)
+    except ProviderError as error:
+        return error
+
+
+def _answers(provider, rows: list) -> list:
+    """The claimed rows' answers in one call to a provider that reads many at once (the sandbox:
+    one SELECT for the batch), in order; from any other, Nones: each row is asked on its own in
+    the poll's threads (1Click: one HTTP request each, concurrently)."""
+    read_many = getattr(provider, "deposit_statuses", None)
+    if read_many is None or not rows:
+        return [None] * len(rows)
+    try:
+        return read_many([quotes.deposit_query(row) for row in rows])
+    except ProviderError as error:            # the whole read failed: every row's answer
+        return [error] * len(rows)
 
 
 def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_seconds: int, batch_size: int,
@@ -217,13 +245,21 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
 
             unchanged = {} if watched.reschedule_unchanged is not None else None
 
-            def one(row, token=token, now=now, unchanged=unchanged):
+            def one(row, answer, token=token, now=now, unchanged=unchanged):
                 with db.connection_context():
                     return poll_one(watched, row, token, provider, now=now, base_seconds=base_seconds,
-                                    hot_seconds=hot_seconds, unchanged=unchanged)
+                                    hot_seconds=hot_seconds, unchanged=unchanged, answer=answer)
 
             try:
-                list(pool.map(one, rows))      # re-raises the first unexpected error: the job fails
+                to_write = []
+                for row, answer in zip(rows, _answers(provider, rows)):
+                    if _learns_nothing(row, answer):      # here: no thread, no connection of its own
+                        poll_one(watched, row, token, provider, now=now, base_seconds=base_seconds,
+                                 hot_seconds=hot_seconds, unchanged=unchanged, answer=answer)
+                    else:
+                        to_write.append((row, answer))
+                # re-raises the first unexpected error: the job fails
+                list(pool.map(lambda pair: one(*pair), to_write))
             finally:
                 if unchanged:
                     watched.reschedule_unchanged(token, unchanged)

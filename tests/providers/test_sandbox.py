@@ -7,8 +7,9 @@ import pytest
 from core.clock import utcnow
 from models.base import db
 from providers import base, get_provider
-from providers.base import ProviderRejected, QuoteRequest
-from providers.sandbox import SandboxProvider
+from providers.base import DepositQuery, ProviderRejected, QuoteRequest
+from providers.sandbox import SandboxProvider, SlowSandboxProvider
+from tests.support.queries import counting_queries
 
 ADDRESS_PATTERNS = {
     "btc": r"^bc1q[02-9ac-hj-np-z]{38}$", "eth": r"^0x[0-9a-f]{40}$", "usdc.base": r"^0x[0-9a-f]{40}$",
@@ -78,8 +79,46 @@ def test_unknown_address_and_asset_are_rejected(app):
             provider.quote(_request("doge", dry=True))
 
 
+def test_a_batch_read_answers_each_deposit_as_a_read_of_its_own_would(app):
+    provider = SandboxProvider()
+    with db.connection_context():
+        waiting, paid, stellar = (provider.quote(_request(origin, dry=False)) for origin in ("usdc.eth", "eth", "xlm"))
+        provider.record_deposit(paid.deposit_address, outcome="success", amount=None, now=utcnow())
+        asked = [DepositQuery(waiting.deposit_address), DepositQuery(paid.deposit_address),
+                 DepositQuery("0xnothing"), DepositQuery(stellar.deposit_address, "1"),
+                 DepositQuery(stellar.deposit_address, stellar.deposit_memo), DepositQuery(paid.deposit_address)]
+        answers = provider.deposit_statuses(asked)
+        assert [getattr(answer, "status", None) for answer in answers] == [
+            base.PENDING_DEPOSIT, base.KNOWN_DEPOSIT_TX, None, None, base.PENDING_DEPOSIT, base.PROCESSING]
+        assert isinstance(answers[2], ProviderRejected) and isinstance(answers[3], ProviderRejected)
+        assert answers[0] == provider.deposit_status(waiting.deposit_address)      # the same answer alone
+        assert provider.deposit_status(paid.deposit_address).status == base.SUCCESS   # each read one step on
+        assert provider.deposit_statuses([]) == []
+
+
+def test_a_batch_of_deposits_without_money_is_one_select(app):
+    provider = SandboxProvider()
+    with db.connection_context():
+        quotes = [provider.quote(_request("usdc.eth", dry=False)) for _ in range(5)]
+        with counting_queries() as queries:
+            answers = provider.deposit_statuses([DepositQuery(quote.deposit_address) for quote in quotes])
+    assert [answer.correlation_id for answer in answers] == [quote.correlation_id for quote in quotes]
+    assert len(queries.statements) == queries.count("sandbox_deposit", "select") == 1, queries.statements
+
+
 def test_get_provider_picks_by_setting(settings):
     import dataclasses
 
     assert get_provider(settings).name == "sandbox"
     assert get_provider(dataclasses.replace(settings, swap_provider="oneclick")).name == "oneclick"
+
+
+def test_a_slow_sandbox_is_asked_one_deposit_a_request_as_a_remote_provider_is(app, settings):
+    import dataclasses
+
+    slow = get_provider(dataclasses.replace(settings, sandbox_latency_ms=1))
+    assert isinstance(slow, SlowSandboxProvider) and slow.latency_seconds == 0.001
+    assert getattr(slow, "deposit_statuses") is None             # the pollers ask it deposit by deposit
+    with db.connection_context():
+        quote = slow.quote(_request("usdc.eth", dry=False))
+        assert slow.deposit_status(quote.deposit_address).status == base.PENDING_DEPOSIT

@@ -12,7 +12,8 @@ import jobs
 from core.clock import utcnow
 from models.base import db
 from providers import base
-from providers.base import DepositStatus
+from providers.base import DepositStatus, QuoteRequest
+from providers.sandbox import SandboxProvider
 from services.engine import polling
 from tests import factories
 from tests.payflow import event_types, make_due, reload
@@ -106,6 +107,33 @@ def test_a_poll_that_learns_nothing_writes_nothing_on_the_invoice(runtime, store
     queries = _poll(phase, answer, now)
     _invoice_budget(queries, reads=1, writes=0)
     assert reload(invoice).updated_at == before.updated_at
+
+
+def _awaiting_at_the_sandbox(store, now, count: int) -> None:
+    provider = SandboxProvider()
+    with db.connection_context():
+        quotes = [provider.quote(QuoteRequest(origin_asset="usdc.eth", destination_asset="usdc.near",
+                                              amount_out=Decimal("10"), recipient="merchant.near", refund_to="buyer",
+                                              deadline=now + dt.timedelta(hours=1), dry=False))
+                  for _ in range(count)]
+    for quote in quotes:
+        _awaiting(store, now, deposit_address=quote.deposit_address)
+
+
+def test_a_batch_that_learns_nothing_costs_the_same_statements_whatever_its_size(runtime, store):
+    """The sandbox answers a claimed batch with one SELECT, and the batch's next poll times are one
+    UPDATE: a poll of six quiet invoices sends what a poll of one does."""
+    now = utcnow()
+    counted = {}
+    for size in (1, 6):
+        _awaiting_at_the_sandbox(store, now, size)      # the earlier ones are scheduled past `now` by then
+        with db.connection_context():
+            with counting_queries() as queries:
+                assert polling.poll_due("chain", SandboxProvider(), clock=lambda: now, base_seconds=10,
+                                        hot_seconds=2, batch_size=10, concurrency=4) == size
+        counted[size] = queries.by_table()
+    assert counted[6] == counted[1], (counted, queries.statements)
+    assert counted[6][("sandbox_deposit", "select")] == 1
 
 
 def test_statements_are_counted_per_table_and_kind():
