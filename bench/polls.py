@@ -8,8 +8,10 @@ steady state of open invoices: every poll is a provider read and a reschedule), 
 ago so that none is due twice within the run, then:
   1. empty loop: J no-op jobs through a SimpleWorker, and through a fork-per-job Worker;
   2. polling: `jobs.chain.poll_deposits` jobs through one SimpleWorker until every invoice has been
-     polled once; with `--memory-provider 1`, `poll_due` called in this process instead, with a
-     provider that answers from memory (no sandbox read), which leaves Tender's own cost per poll.
+     polled once (the sandbox answers each claimed batch with one SELECT); with `--memory-provider
+     1`, `poll_due` called in this process instead, with a provider that answers from memory (no
+     sandbox read) one deposit at a time, as 1Click is asked: each poll then takes a thread and a
+     pooled connection.
 It prints the figures and the ratio, and on PostgreSQL the write-ahead log the polling wrote per
 poll (`pg_current_wal_lsn()` before and after; other writers to the same server count too: run
 it on a quiet one, or read it as an upper bound). It writes to the database it is given: use a
