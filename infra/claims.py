@@ -8,13 +8,12 @@ A worker that dies mid-batch simply lets its lease run out: the rows become due 
 """
 from __future__ import annotations
 
-import collections
 from dataclasses import dataclass
 import datetime as dt
+import json
 import secrets
 
 import peewee as pw
-from peewee import fn
 
 from core import ids
 from infra.locks import write_transaction
@@ -77,78 +76,139 @@ class DeliveryCaps:
     lease_seconds: int
 
 
-def claim_deliveries(token: str, caps: DeliveryCaps, *, now: dt.datetime, limit: int, among=None) -> int:
-    """Claim up to `limit` due deliveries under `token` for their next attempt; returns how many.
+@dataclass(frozen=True)
+class Claimed:
+    taken: int
+    # Due deliveries were left behind: the limit was reached, or a target or store the claim took
+    # from had more than its cap let it take. (A claim that took nothing says False.)
+    more_due: bool
+
+
+def claim_deliveries(token: str, caps: DeliveryCaps, *, now: dt.datetime, limit: int, among=None) -> Claimed:
+    """Claim up to `limit` due deliveries under `token` for their next attempt; returns how many,
+    and whether due ones were left (so a run knows to claim again as its attempts finish).
 
     Stores take turns (each store's oldest due delivery first, then each one's second, …), and
     no target or store goes over its cap, so one store's backlog or slow endpoints never hold
     the slots another store's new events need (docs/webhooks.md#fairness). `among`: only these
     delivery ids (the ones a fan-out just created). A claimed row whose lease ran out belonged
     to a worker that died mid-attempt: that attempt is recorded as `interrupted`."""
-    if limit <= 0 or (among is not None and not among):
-        return 0
     with write_transaction():
-        if is_postgres():
-            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_DELIVERY_CLAIM_LOCK,))
-        rows = _deliveries_within_caps(caps, now=now, limit=limit, among=among)
-        if not rows:
-            return 0
-        (WebhookDelivery.update(claim_token=token, attempts=WebhookDelivery.attempts + 1, last_attempt_at=now,
-                                next_attempt_at=now + dt.timedelta(seconds=caps.lease_seconds), updated_at=now)
-         .where(WebhookDelivery.id.in_([row.id for row in rows])).execute())
-        interrupted = [row for row in rows if row.claim_token is not None]
-        if interrupted:
-            WebhookAttempt.insert_many([
-                dict(id=ids.new_uuid(), delivery=row.id, number=row.attempts, outcome="interrupted",
-                     started_at=row.last_attempt_at or now, error="the worker stopped during this attempt")
-                for row in interrupted]).execute()
-    return len(rows)
+        return claim_deliveries_in_transaction(token, caps, now=now, limit=limit, among=among)
 
 
-def _deliveries_within_caps(caps: DeliveryCaps, *, now: dt.datetime, limit: int, among) -> list:
-    Delivery = WebhookDelivery
-    # Keys as the database's own text, so the same value round-trips through both drivers.
-    target = fn.COALESCE(Delivery.endpoint, Delivery.store).cast("text")
-    store = Delivery.store.cast("text")
-    in_flight = ((Delivery.status == "pending") & Delivery.claim_token.is_null(False)
-                 & (Delivery.next_attempt_at > now))
-    per_target, per_store = collections.Counter(), collections.Counter()
-    for store_key, target_key, count in (Delivery.select(store, target, fn.COUNT(Delivery.id))
-                                         .where(in_flight).group_by(store, target).tuples()):
-        per_target[target_key] += count
-        per_store[store_key] += count
-    due = (Delivery.status == "pending") & (Delivery.next_attempt_at <= now)
+def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.datetime, limit: int,
+                                    among=None) -> Claimed:
+    """`claim_deliveries` inside the caller's write transaction (infra/locks.write_transaction),
+    so a run writes its finished attempts' results and claims their successors in one."""
+    if among is not None and not among:
+        return Claimed(0, False)
+    if limit <= 0:
+        return Claimed(0, True)     # no room to look: more may be due
+    values = dict(token=token, now=WebhookDelivery.next_attempt_at.db_value(now), limit=limit,
+                  lease_end=WebhookDelivery.next_attempt_at.db_value(now + dt.timedelta(seconds=caps.lease_seconds)),
+                  per_target=caps.per_target, per_store=caps.per_store)
     if among is not None:
-        due &= Delivery.id.in_(list(among))
-    full_targets = [key for key, count in per_target.items() if count >= caps.per_target]
-    full_stores = [key for key, count in per_store.items() if count >= caps.per_store]
-    if full_targets:
-        due &= target.not_in(full_targets)
-    if full_stores:
-        due &= store.not_in(full_stores)
-    # Each target's oldest (at most its cap), then each store's oldest of those (at most its
-    # cap), taken store by store in turn: every store's first, then every store's second, ….
-    by_target = (Delivery.select(Delivery.id, Delivery.store, Delivery.next_attempt_at, fn.ROW_NUMBER().over(
-                     partition_by=[target], order_by=[Delivery.next_attempt_at, Delivery.id]).alias("place"))
-                 .where(due).alias("by_target"))
-    by_store = (Delivery.select(by_target.c.id, fn.ROW_NUMBER().over(
-                    partition_by=[by_target.c.store_id],
-                    order_by=[by_target.c.next_attempt_at, by_target.c.id]).alias("turn"))
-                .from_(by_target).where(by_target.c.place <= caps.per_target).alias("by_store"))
-    query = (Delivery.select(Delivery.id, Delivery.claim_token, Delivery.attempts, Delivery.last_attempt_at,
-                             target.alias("target"), store.alias("store_key"))
-             .join(by_store, on=(Delivery.id == by_store.c.id))
-             .where(by_store.c.turn <= caps.per_store)
-             .order_by(by_store.c.turn, Delivery.next_attempt_at)
-             .limit(limit + caps.per_target + caps.per_store))
+        values["among"] = [WebhookDelivery.id.db_value(delivery_id) for delivery_id in among]
     if is_postgres():
-        query = query.for_update(of=Delivery, skip_locked=True)
-    rows = []
-    for row in query:
-        if per_target[row.target] < caps.per_target and per_store[row.store_key] < caps.per_store:
-            per_target[row.target] += 1
-            per_store[row.store_key] += 1
-            rows.append(row)
-            if len(rows) == limit:
-                break
+        rows = _claim_within_caps_postgres(values)
+    else:
+        rows = _claim_within_caps_sqlite(values)
+    interrupted = [row for row in rows if row["previous_token"] is not None]
+    if interrupted:
+        WebhookAttempt.insert_many([
+            dict(id=ids.new_uuid(), delivery=WebhookDelivery.id.python_value(row["id"]), number=row["attempts"],
+                 outcome="interrupted", error="the worker stopped during this attempt",
+                 started_at=WebhookDelivery.last_attempt_at.python_value(row["last_attempt_at"]) or now)
+            for row in interrupted]).execute()
+    more_due = len(rows) == limit or any(row["left_behind"] for row in rows)
+    return Claimed(len(rows), more_due)
+
+
+# The claim's selection, one text for both databases (`{name}` is a parameter): what each target
+# (an endpoint; a store's legacy callbacks count as one) and each store holds in flight right now,
+# then each target's oldest due deliveries up to its room, then each store's oldest of those up to
+# its room, taken store by store in turn (every store's first, then every store's second, …).
+# `left_behind`: the caps left due deliveries of that target or store for a later claim.
+_CHOSEN = """
+WITH in_flight AS (
+    SELECT store_id, COALESCE(endpoint_id, store_id) AS target, COUNT(*) AS held
+    FROM webhook_delivery
+    WHERE status = 'pending' AND claim_token IS NOT NULL AND next_attempt_at > {now}
+    GROUP BY store_id, COALESCE(endpoint_id, store_id)
+), target_held AS (
+    SELECT target, SUM(held) AS held FROM in_flight GROUP BY target
+), store_held AS (
+    SELECT store_id, SUM(held) AS held FROM in_flight GROUP BY store_id
+), by_target AS (
+    SELECT d.id, d.store_id, d.next_attempt_at,
+           ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.store_id) ORDER BY d.next_attempt_at, d.id) AS place,
+           COUNT(*) OVER (PARTITION BY COALESCE(d.endpoint_id, d.store_id)) AS target_due,
+           {per_target} - COALESCE(t.held, 0) AS target_room
+    FROM webhook_delivery d LEFT JOIN target_held t ON t.target = COALESCE(d.endpoint_id, d.store_id)
+    WHERE d.status = 'pending' AND d.next_attempt_at <= {now} {among}
+), by_store AS (
+    SELECT b.id, b.next_attempt_at, b.target_due > b.target_room AS target_left,
+           ROW_NUMBER() OVER (PARTITION BY b.store_id ORDER BY b.next_attempt_at, b.id) AS turn,
+           COUNT(*) OVER (PARTITION BY b.store_id) AS store_due,
+           {per_store} - COALESCE(s.held, 0) AS store_room
+    FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id
+    WHERE b.place <= b.target_room
+), chosen AS (
+    SELECT d.id, d.claim_token AS previous_token, d.attempts, d.last_attempt_at,
+           (c.target_left OR c.store_due > c.store_room) AS left_behind
+    FROM webhook_delivery d JOIN by_store c ON c.id = d.id
+    WHERE c.turn <= c.store_room
+    ORDER BY c.turn, c.next_attempt_at, c.id
+    LIMIT {limit} {lock}
+)
+"""
+_CLAIM = """UPDATE webhook_delivery SET claim_token = {token}, attempts = webhook_delivery.attempts + 1, last_attempt_at = {now},
+    next_attempt_at = {lease_end}, updated_at = {now}"""
+
+
+def _chosen_sql(placeholder, *, among: str, lock: str) -> str:
+    names = ("now", "per_target", "per_store", "limit", "token", "lease_end")
+    return _CHOSEN.format(among=among, lock=lock, **{name: placeholder(name) for name in names})
+
+
+# PostgreSQL: claims are serialised by an advisory lock (so the in-flight counts cannot change
+# under a claim), the chosen rows are locked SKIP LOCKED, and the lock, the selection and the
+# claim are one round trip.
+_CLAIM_POSTGRES = {
+    among: "SELECT pg_advisory_xact_lock(%(lock_key)s);\n"
+           + _chosen_sql(lambda name: f"%({name})s",
+                         among="AND d.id = ANY(%(among)s::uuid[])" if among else "", lock="FOR UPDATE OF d SKIP LOCKED")
+           + _CLAIM.format(token="%(token)s", now="%(now)s", lease_end="%(lease_end)s")
+           + " FROM chosen WHERE webhook_delivery.id = chosen.id"
+             " RETURNING chosen.id, chosen.previous_token, chosen.attempts, chosen.last_attempt_at, chosen.left_behind"
+    for among in (False, True)
+}
+
+
+def _claim_within_caps_postgres(values: dict) -> list[dict]:
+    sql = _CLAIM_POSTGRES["among" in values]
+    cursor = db.execute_sql(sql, dict(values, lock_key=_DELIVERY_CLAIM_LOCK))
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+# SQLite: the IMMEDIATE transaction already holds the only write lock; the chosen rows are read,
+# then claimed by id (its RETURNING cannot name another table's columns).
+_CHOSEN_SQLITE = {
+    among: _chosen_sql(lambda name: f":{name}", among="AND d.id IN (SELECT value FROM json_each(:among))" if among
+                       else "", lock="") + "SELECT * FROM chosen"
+    for among in (False, True)
+}
+
+
+def _claim_within_caps_sqlite(values: dict) -> list[dict]:
+    params = dict(values, among=json.dumps(values["among"])) if "among" in values else values
+    cursor = db.execute_sql(_CHOSEN_SQLITE["among" in values], params)
+    names = [column[0] for column in cursor.description]
+    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    if rows:
+        marks = ", ".join("?" for _ in rows)
+        db.execute_sql(_CLAIM.format(token="?", now="?", lease_end="?") + f" WHERE id IN ({marks})",
+                       [values["token"], values["now"], values["lease_end"], values["now"]] + [row["id"] for row in rows])
     return rows

@@ -103,7 +103,8 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
         # One multi-row INSERT, its text compiled once; every row names the same columns.
         created = inserts.insert_rows(WebhookDelivery, rows)
         if first is not None:
-            taken = claims.claim_deliveries(first.token, first.caps, now=now, limit=first.budget, among=healthy)
+            taken = claims.claim_deliveries_in_transaction(first.token, first.caps, now=now, limit=first.budget,
+                                                           among=healthy).taken
             first.budget -= taken
             first.left_unclaimed += created - taken
         return created

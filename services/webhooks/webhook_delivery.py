@@ -12,13 +12,13 @@ duplicated or retried job.
 """
 from __future__ import annotations
 
-import collections
 import dataclasses
 import datetime as dt
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 import logging
 import os
+import queue
 import random
 import secrets
 import threading
@@ -29,6 +29,7 @@ import requests
 
 from core import clock, ids
 from infra import claims, database, metrics, nudges
+from infra.locks import write_transaction
 from models import inserts
 from models.base import db, replace_connection
 from models.selects import CompiledSelect
@@ -95,10 +96,34 @@ class RunCounts:
 def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
     """Claim up to `limit` due deliveries for this run (infra/claims.claim_deliveries: stores in
     turn, within the per-endpoint and per-store caps) and read what their attempts need."""
+    return _claim(policy, now=now, limit=limit)[0]
+
+
+def _claim(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> tuple[list[Work], bool]:
+    """`claim_due`, and whether due deliveries were left."""
     token = secrets.token_hex(16)
-    if not claims.claim_deliveries(token, policy.caps, now=now, limit=limit):
-        return []
-    return _load_work(token)
+    claimed = claims.claim_deliveries(token, policy.caps, now=now, limit=limit)
+    return (_load_work(token) if claimed.taken else []), claimed.more_due
+
+
+def record_and_claim(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts,
+                     limit: int) -> tuple[list[Work], bool]:
+    """Record `outcomes` and claim up to `limit` more in one transaction: a store at its in-flight
+    cap gets its next attempts as its last ones are written, with one commit for both (a run
+    sending one store's backlog spent half its time in these two transactions, one after the
+    other). If that transaction fails, the results are written by `record` (with its retries)
+    and the claim made on its own: a result is never lost to a failed claim."""
+    token = secrets.token_hex(16)
+    try:
+        with write_transaction():
+            written = _write_outcomes(outcomes, policy, now=now)
+            claimed = claims.claim_deliveries_in_transaction(token, policy.caps, now=now, limit=limit)
+    except Exception:
+        log.warning("results and claim not written together; writing the results on their own", exc_info=True)
+        record(outcomes, policy, now=now, counts=counts)
+        return _claim(policy, now=now, limit=limit)
+    _recorded(written, counts)
+    return (_load_work(token) if claimed.taken else []), claimed.more_due
 
 
 def _claimed_work_query(token: str):
@@ -160,11 +185,19 @@ def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime,
         log.exception("delivery results not written as a batch; writing them one by one")
         written = RunCounts()
         for outcome in outcomes:
-            one = _record_alone(outcome, policy, now=now)
-            written.succeeded += one.succeeded
-            written.failed_attempts += one.failed_attempts
-            written.given_up += one.given_up
-            written.outcomes.extend(one.outcomes)
+            _count(_record_alone(outcome, policy, now=now), written)
+    _recorded(written, counts)
+
+
+def _recorded(written: RunCounts, counts: RunCounts) -> None:
+    """A committed batch of results: into the run's counts and the metrics."""
+    metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in
+                                       (("succeeded", written.succeeded), ("failed", written.failed_attempts)) if n})
+    _count(written, counts)
+
+
+def _count(written: RunCounts, counts: RunCounts) -> None:
+    """Add what a committed write recorded to the run's counts."""
     counts.succeeded += written.succeeded
     counts.failed_attempts += written.failed_attempts
     counts.given_up += written.given_up
@@ -187,34 +220,37 @@ def _record_alone(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime)
 
 
 def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
+    with db.atomic():
+        return _write_outcomes(outcomes, policy, now=now)
+
+
+def _write_outcomes(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
+    """The attempts, the deliveries' new state and the endpoints' health, in the caller's transaction."""
     counts = RunCounts()
     attempts, endpoint_results = [], {}
     results = [(outcome, _result_fields(outcome, policy, now=now)) for outcome in outcomes]
-    with db.atomic():
-        kept = _write_results(results, now=now)
-        for outcome, fields in results:
-            work = outcome.work
-            if work.delivery_id not in kept:
-                # The claim ran out and another worker took over, or the endpoint was deleted.
-                log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
-                continue
-            attempts.append(dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
-                                 outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
-                                 status_code=outcome.status_code, latency_ms=outcome.latency_ms,
-                                 error=outcome.error, response_excerpt=outcome.excerpt))
-            counts.outcomes.append(outcome)
-            if outcome.ok:
-                counts.succeeded += 1
-            else:
-                counts.failed_attempts += 1
-                counts.given_up += fields["status"] == "failed"
-            if work.endpoint_id is not None and work.endpoint_enabled:
-                endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
-        inserts.insert_rows(WebhookAttempt, attempts)
-        for endpoint_id, results_of_endpoint in endpoint_results.items():
-            _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
-    recorded = collections.Counter(attempt["outcome"] for attempt in attempts)
-    metrics.add("webhook_deliveries", {(outcome,): n for outcome, n in recorded.items()})
+    kept = _write_results(results, now=now)
+    for outcome, fields in results:
+        work = outcome.work
+        if work.delivery_id not in kept:
+            # The claim ran out and another worker took over, or the endpoint was deleted.
+            log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
+            continue
+        attempts.append(dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
+                             outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
+                             status_code=outcome.status_code, latency_ms=outcome.latency_ms,
+                             error=outcome.error, response_excerpt=outcome.excerpt))
+        counts.outcomes.append(outcome)
+        if outcome.ok:
+            counts.succeeded += 1
+        else:
+            counts.failed_attempts += 1
+            counts.given_up += fields["status"] == "failed"
+        if work.endpoint_id is not None and work.endpoint_enabled:
+            endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
+    inserts.insert_rows(WebhookAttempt, attempts)
+    for endpoint_id, results_of_endpoint in endpoint_results.items():
+        _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
     return counts
 
 
@@ -283,7 +319,9 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     Claims and results are batched: results are written, and slots refilled, when half the
     slots have finished (or nothing else is in flight), so a transaction covers many attempts;
     but no result waits more than RECORD_WITHIN_SECONDS for others to join its batch, since an
-    unrecorded attempt still counts against its endpoint's and store's in-flight caps. While
+    unrecorded attempt still counts against its endpoint's and store's in-flight caps. When the
+    caps held due deliveries back, the results are written in the same transaction as the claim
+    of what follows them (a store's backlog goes out its cap's worth at a time). While
     attempts are in flight the run looks for newly due work every LOOK_EVERY_SECONDS, fanning
     out new events first (fan-out jobs queue behind this run on the same worker), so slow
     endpoints' attempts never delay another's deliveries by more than that.
@@ -295,19 +333,41 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     began = last_look = time.monotonic()
     in_flight, finished, oldest_finished = {}, [], 0.0
     half = max(1, policy.concurrency // 2)
-    # Did the last claim fill every slot it asked for (so more may be due)? What a fan-out left
-    # unclaimed is claimed once its first attempts are done: it was left to the caps.
+    # Did the last claim fill every slot it asked for (so more may be claimable now)? What a
+    # fan-out left unclaimed is claimed once its first attempts are done: it was left to the caps.
     backlog = claim_more and not first
+    # Did the last claim leave due deliveries to the caps (a store or endpoint at its limit, or
+    # what a fan-out could not claim)? Then results are written in the transaction that claims
+    # their successors: one commit instead of two per cap's worth of a store's backlog. (Claiming
+    # as each half finished, with the other half in flight, was slower: on two cores, the
+    # sending threads made each of the transaction's round trips wait for the interpreter.)
+    capped = bool(first) and claim_more
     pool = _sending_pool()
-    for work in first:
-        in_flight[pool.submit(send, session, work, policy)] = work
+
+    # Finished attempts come back through a queue: waiting on all the futures at once cost the
+    # run a pass over every one of them (and their locks) per attempt that finished.
+    done_queue = queue.SimpleQueue()
+
+    def start(claimed):
+        for work in claimed:
+            future = pool.submit(send, session, work, policy)
+            in_flight[future] = work
+            future.add_done_callback(done_queue.put)
+
+    start(first)
     while True:
+        claiming = time.monotonic() - began < max_seconds
         if finished and (len(finished) >= half or not in_flight
                          or time.monotonic() - oldest_finished >= RECORD_WITHIN_SECONDS):
-            record(finished, policy, now=now(), counts=counts)
+            if capped and claim_more and claiming:
+                limit = policy.concurrency - len(in_flight)
+                claimed, capped = record_and_claim(finished, policy, now=now(), counts=counts, limit=limit)
+                backlog = len(claimed) == limit
+                start(claimed)
+            else:
+                record(finished, policy, now=now(), counts=counts)
             finished = []
         free = policy.concurrency - len(in_flight) - len(finished)
-        claiming = time.monotonic() - began < max_seconds
         # Claim to refill slots while the backlog lasts; once a claim came back short, claim
         # again only when everything has finished (a last look for newly due work) or at the
         # next look. Each claim is a transaction: claiming into an empty backlog cost 2 of 4
@@ -319,10 +379,9 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
                 outbox.relay(now=now(), grace=dt.timedelta(0))
                 claim_more = True          # the look may have made new deliveries due
             last_look = time.monotonic()
-            claimed = claim_due(policy, now=now(), limit=free)
+            claimed, capped = _claim(policy, now=now(), limit=free)
             backlog = len(claimed) == free
-            for work in claimed:
-                in_flight[pool.submit(send, session, work, policy)] = work
+            start(claimed)
         if not in_flight:
             if finished:
                 continue
@@ -340,7 +399,12 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
         if claiming and policy.concurrency - len(in_flight) - len(finished) > 0:
             wakes.append(last_look + LOOK_EVERY_SECONDS)
         timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
-        done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
+        try:
+            done = [done_queue.get(timeout=timeout)]
+        except queue.Empty:
+            continue
+        while not done_queue.empty():
+            done.append(done_queue.get())
         for future in done:
             if not finished:
                 oldest_finished = time.monotonic()

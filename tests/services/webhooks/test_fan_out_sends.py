@@ -19,8 +19,8 @@ def test_the_fan_out_run_sends_what_it_created_without_a_claim_of_its_own(client
     for number in range(2):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
     calls = []
-    real_claim = claims.claim_deliveries
-    monkeypatch.setattr(claims, "claim_deliveries", lambda *a, **k: calls.append(k.get("among")) or real_claim(*a, **k))
+    real_claim = claims.claim_deliveries_in_transaction
+    monkeypatch.setattr(claims, "claim_deliveries_in_transaction", lambda *a, **k: calls.append(k.get("among")) or real_claim(*a, **k))
 
     assert webhook_jobs.fan_out_pending() == 4
     assert len(receiver.requests) == 4

@@ -1,0 +1,86 @@
+"""A store's backlog beyond its in-flight cap: one run sends it all, writing each batch's results in
+the transaction that claims the next, and no result is lost when that claim fails."""
+import dataclasses
+import datetime as dt
+
+import peewee as pw
+
+from core.clock import utcnow
+from infra import claims
+from models.base import db
+from models.webhooks import WebhookAttempt, WebhookDelivery
+from services.webhooks import outbox, webhook_delivery
+from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
+
+
+def _backlog(client, auth, receiver, *, endpoints: int, events: int) -> int:
+    for number in range(endpoints):
+        make_endpoint(client, auth, receiver.url(f"/hook-{number}"))
+    for number in range(events):
+        create_invoice(client, auth, external_order_id=f"ord-{number}")
+    with db.connection_context():
+        return outbox.relay(now=utcnow(), grace=dt.timedelta(0))
+
+
+def _sent_once_each(receiver, created: int) -> None:
+    rows = delivery_rows()
+    assert len(rows) == created
+    assert [(row.status, row.attempts, row.claim_token) for row in rows] == [("succeeded", 1, None)] * created
+    with db.connection_context():
+        assert sorted(attempt.number for attempt in WebhookAttempt.select()) == [1] * created
+    delivery_ids = sorted(request.headers["X-Tender-Delivery-Id"] for request in receiver.requests)
+    assert delivery_ids == sorted(row.public_id for row in rows)
+
+
+def test_a_backlog_beyond_the_store_cap_goes_out_in_one_run_results_written_with_the_next_claim(
+        client, auth, receiver, policy, monkeypatch):
+    policy = dataclasses.replace(policy, concurrency=8, max_in_flight_per_endpoint=1)
+    assert policy.caps.per_store == 2
+    created = _backlog(client, auth, receiver, endpoints=3, events=4)
+    alone = []
+    real_record = webhook_delivery.record
+    monkeypatch.setattr(webhook_delivery, "record", lambda *a, **k: alone.append(1) or real_record(*a, **k))
+    with db.connection_context():
+        counts = webhook_delivery.deliver_due(policy)
+    assert created == 12 and counts.succeeded == 12
+    _sent_once_each(receiver, created)
+    # Every batch but the last was written by the transaction that claimed the next batch.
+    assert len(alone) == 1
+
+
+def test_results_are_written_when_the_claim_beside_them_fails(client, auth, receiver, policy, monkeypatch):
+    policy = dataclasses.replace(policy, concurrency=8, max_in_flight_per_endpoint=1)
+    created = _backlog(client, auth, receiver, endpoints=3, events=2)
+    calls = []
+    real_claim = claims.claim_deliveries_in_transaction
+
+    def claim_failing_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:         # the first claim written beside results
+            raise pw.OperationalError("the claim's statement failed")
+        return real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(claims, "claim_deliveries_in_transaction", claim_failing_once)
+    with db.connection_context():
+        counts = webhook_delivery.deliver_due(policy)
+    assert len(calls) >= 3 and counts.succeeded == created == 6
+    _sent_once_each(receiver, created)
+
+
+def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, receiver):
+    make_endpoint(client, auth, receiver.url("/one"))
+    for number in range(5):
+        create_invoice(client, auth, external_order_id=f"ord-{number}")
+    caps = claims.DeliveryCaps(per_target=2, per_store=4, lease_seconds=60)
+    now = utcnow()
+    with db.connection_context():
+        outbox.relay(now=now, grace=dt.timedelta(0))
+        taken = []
+        for _ in range(3):
+            claimed = claims.claim_deliveries(f"token-{len(taken)}", caps, now=now, limit=10)
+            taken.append((claimed.taken, claimed.more_due))
+            # The results come back: nothing of this claim is in flight any more.
+            WebhookDelivery.update(claim_token=None, status="succeeded").where(
+                WebhookDelivery.claim_token.is_null(False)).execute()
+        assert taken == [(2, True), (2, True), (1, False)]
+        assert claims.claim_deliveries("token-last", caps, now=now, limit=10) == claims.Claimed(0, False)
