@@ -67,13 +67,20 @@ def release_each(model, token: str, field, values: dict) -> int:
 _DELIVERY_CLAIM_LOCK = 0x7E4D_0013
 
 
+QUICK_ATTEMPT = dt.timedelta(seconds=1)
+
+
 @dataclass(frozen=True)
 class DeliveryCaps:
     """What one claim may take: attempts in flight at once per target (an endpoint; a store's
-    legacy callbacks count as one target) and per store, across every worker, and the lease."""
+    legacy callbacks count as one target) and per store, across every worker, and the lease.
+    `per_store_alone`: a store's cap while no other store has a delivery due and none of its
+    attempts in flight has lasted QUICK_ATTEMPT (a backlog then uses the slots nobody else wants,
+    and is back to `per_store` as soon as anyone else's delivery is due or its receivers slow)."""
     per_target: int
     per_store: int
     lease_seconds: int
+    per_store_alone: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,9 +112,10 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
         return Claimed(0, False)
     if limit <= 0:
         return Claimed(0, True)     # no room to look: more may be due
-    values = dict(token=token, now=WebhookDelivery.next_attempt_at.db_value(now), limit=limit,
-                  lease_end=WebhookDelivery.next_attempt_at.db_value(now + dt.timedelta(seconds=caps.lease_seconds)),
-                  per_target=caps.per_target, per_store=caps.per_store)
+    at = WebhookDelivery.next_attempt_at.db_value
+    values = dict(token=token, now=at(now), limit=limit, lease_end=at(now + dt.timedelta(seconds=caps.lease_seconds)),
+                  quick_since=at(now - QUICK_ATTEMPT), per_target=caps.per_target, per_store=caps.per_store,
+                  per_store_alone=max(caps.per_store, caps.per_store_alone or 0))
     if among is not None:
         values["among"] = [WebhookDelivery.id.db_value(delivery_id) for delivery_id in among]
     if is_postgres():
@@ -129,17 +137,20 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
 # (an endpoint; a store's legacy callbacks count as one) and each store holds in flight right now,
 # then each target's oldest due deliveries up to its room, then each store's oldest of those up to
 # its room, taken store by store in turn (every store's first, then every store's second, …).
-# `left_behind`: the caps left due deliveries of that target or store for a later claim.
+# A store's room is `per_store_alone` when it is the only store with deliveries due and all its
+# attempts in flight started since `quick_since`. `left_behind`: the caps left due deliveries of
+# that target or store for a later claim.
 _CHOSEN = """
 WITH in_flight AS (
-    SELECT store_id, COALESCE(endpoint_id, store_id) AS target, COUNT(*) AS held
+    SELECT store_id, COALESCE(endpoint_id, store_id) AS target, COUNT(*) AS held,
+           MIN(last_attempt_at) AS oldest_start
     FROM webhook_delivery
     WHERE status = 'pending' AND claim_token IS NOT NULL AND next_attempt_at > {now}
     GROUP BY store_id, COALESCE(endpoint_id, store_id)
 ), target_held AS (
     SELECT target, SUM(held) AS held FROM in_flight GROUP BY target
 ), store_held AS (
-    SELECT store_id, SUM(held) AS held FROM in_flight GROUP BY store_id
+    SELECT store_id, SUM(held) AS held, MIN(oldest_start) AS oldest_start FROM in_flight GROUP BY store_id
 ), by_target AS (
     SELECT d.id, d.store_id, d.next_attempt_at,
            ROW_NUMBER() OVER (PARTITION BY COALESCE(d.endpoint_id, d.store_id) ORDER BY d.next_attempt_at, d.id) AS place,
@@ -147,12 +158,15 @@ WITH in_flight AS (
            {per_target} - COALESCE(t.held, 0) AS target_room
     FROM webhook_delivery d LEFT JOIN target_held t ON t.target = COALESCE(d.endpoint_id, d.store_id)
     WHERE d.status = 'pending' AND d.next_attempt_at <= {now} {among}
+), stores_due AS (
+    SELECT COUNT(DISTINCT store_id) AS stores FROM by_target
 ), by_store AS (
     SELECT b.id, b.next_attempt_at, b.target_due > b.target_room AS target_left,
            ROW_NUMBER() OVER (PARTITION BY b.store_id ORDER BY b.next_attempt_at, b.id) AS turn,
            COUNT(*) OVER (PARTITION BY b.store_id) AS store_due,
-           {per_store} - COALESCE(s.held, 0) AS store_room
-    FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id
+           CASE WHEN n.stores = 1 AND (s.oldest_start IS NULL OR s.oldest_start >= {quick_since})
+                THEN {per_store_alone} ELSE {per_store} END - COALESCE(s.held, 0) AS store_room
+    FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id CROSS JOIN stores_due n
     WHERE b.place <= b.target_room
 ), chosen AS (
     SELECT d.id, d.claim_token AS previous_token, d.attempts, d.last_attempt_at,
@@ -168,7 +182,7 @@ _CLAIM = """UPDATE webhook_delivery SET claim_token = {token}, attempts = webhoo
 
 
 def _chosen_sql(placeholder, *, among: str, lock: str) -> str:
-    names = ("now", "per_target", "per_store", "limit", "token", "lease_end")
+    names = ("now", "per_target", "per_store", "per_store_alone", "quick_since", "limit", "token", "lease_end")
     return _CHOSEN.format(among=among, lock=lock, **{name: placeholder(name) for name in names})
 
 

@@ -44,7 +44,8 @@ log = logging.getLogger("tender.webhooks")
 
 DISABLE_AFTER = dt.timedelta(days=3)
 JITTER = 0.10
-STORE_SHARE = 4                 # a store's backlog holds at most 1/4 of a run's slots in flight
+STORE_SHARE = 4                 # a store's backlog holds at most 1/4 of a run's slots in flight,
+STORE_SHARE_ALONE = 2           # 1/2 while no other store has a delivery due and its receivers are quick
 STORE_SHARE_OF_NEW_EVENTS = 2   # with its new events' first attempts, at most 1/2
 
 
@@ -60,9 +61,11 @@ class DeliveryPolicy:
 
     @property
     def caps(self) -> claims.DeliveryCaps:
-        """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap)."""
+        """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap);
+        half while it is the only store with deliveries due and its attempts are quick."""
         per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
-        return claims.DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
+        alone = max(per_store, self.concurrency // STORE_SHARE_ALONE)
+        return claims.DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds, alone)
 
     @property
     def first_attempt_caps(self) -> claims.DeliveryCaps:

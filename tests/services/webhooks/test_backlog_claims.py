@@ -84,3 +84,43 @@ def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, 
                 WebhookDelivery.claim_token.is_null(False)).execute()
         assert taken == [(2, True), (2, True), (1, False)]
         assert claims.claim_deliveries("token-last", caps, now=now, limit=10) == claims.Claimed(0, False)
+
+
+def _due_to_endpoints(client, auth, receiver, *, endpoints: int, events: int, tag: str) -> None:
+    for number in range(endpoints):
+        make_endpoint(client, auth, receiver.url(f"/{tag}-{number}"))
+    for number in range(events):
+        create_invoice(client, auth, external_order_id=f"{tag}-{number}")
+    with db.connection_context():
+        outbox.relay(now=utcnow(), grace=dt.timedelta(0))
+
+
+def _held(caps, now, token) -> int:
+    return claims.claim_deliveries(token, caps, now=now, limit=100).taken
+
+
+def test_a_store_alone_with_quick_receivers_may_use_half_the_slots_and_no_more_once_another_is_due(
+        client, auth, other_auth, receiver):
+    caps = claims.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
+    _due_to_endpoints(client, auth, receiver, endpoints=2, events=4, tag="alone")      # 8 due
+    now = utcnow()
+    with db.connection_context():
+        assert _held(caps, now, "first") == 4             # nobody else has anything due
+        assert _held(caps, now, "again") == 0             # at its cap while alone
+    _due_to_endpoints(client, other_auth, receiver, endpoints=1, events=1, tag="other")
+    with db.connection_context():
+        claimed = claims.claim_deliveries("both", caps, now=utcnow(), limit=100)
+        rows = list(WebhookDelivery.select().where(WebhookDelivery.claim_token == "both"))
+        # Only the other store's delivery: the first holds 4, over its shared cap of 2.
+        assert claimed.taken == 1 and rows[0].endpoint.url.endswith("/other-0")
+
+
+def test_a_store_alone_whose_attempt_lasts_a_second_is_back_to_its_quarter(client, auth, receiver):
+    caps = claims.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
+    _due_to_endpoints(client, auth, receiver, endpoints=2, events=4, tag="slow")
+    now = utcnow()
+    with db.connection_context():
+        assert claims.claim_deliveries("one", caps, now=now, limit=1).taken == 1
+        a_second_later = now + claims.QUICK_ATTEMPT + dt.timedelta(milliseconds=1)
+        # Its attempt in flight began more than a second ago: 2 in all, so 1 more.
+        assert _held(caps, a_second_later, "slowed") == 1
