@@ -6,6 +6,8 @@ file of its own, PostgreSQL with TEST_DATABASE_URL.
 """
 from __future__ import annotations
 
+import contextlib
+import decimal
 from decimal import Decimal
 import queue
 import threading
@@ -208,6 +210,75 @@ def keeps_settlement_days(database=None) -> bool:
     return _on_postgres(_database(database))
 
 
+# --- Adding to a row of running totals -----------------------------------------------------------
+
+def add_to_row(model, key: dict, amounts: dict, *, database=None) -> None:
+    """Add `amounts` (field name -> number, negative to take back) to the row of `model` whose
+    primary key is `key`, created at zero first when missing. One upsert on both backends, so two
+    transactions adding to the same row take turns and neither addition is lost; they differ only in
+    how an amount is added."""
+    database = _database(database)
+    if _on_postgres(database):
+        additions = _additions_postgres(model, amounts)
+    else:
+        additions = _additions_sqlite(database, model, amounts)
+    conflict = [model._meta.fields[name] for name in key]
+    database.execute(model.insert({**key, **amounts}).on_conflict(conflict_target=conflict, update=additions))
+
+
+def _additions_postgres(model, amounts):
+    # NUMERIC adds exactly.
+    fields = model._meta.fields
+    return {fields[name]: fields[name] + getattr(pw.EXCLUDED, fields[name].column_name) for name in amounts}
+
+
+def _additions_sqlite(database, model, amounts):
+    # Amounts are text on SQLite, which `+` would turn into float: `decimal_add` adds them as Decimal.
+    _register_decimal_add(database)
+    fields, additions = model._meta.fields, {}
+    for name in amounts:
+        field, added = fields[name], getattr(pw.EXCLUDED, fields[name].column_name)
+        additions[field] = pw.fn.decimal_add(field, added) if isinstance(field, pw.DecimalField) else field + added
+    return additions
+
+
+def _register_decimal_add(database) -> None:
+    if "decimal_add" not in database._functions:       # loaded into every connection opened after
+        database.register_function(_decimal_add, "decimal_add", 2, deterministic=True)
+
+
+# Wide enough for any two NUMERIC(36, 18) amounts: the default 28 digits would round their sum.
+_EXACT = decimal.Context(prec=80)
+
+
+def _decimal_add(left, right):
+    if left is None or right is None:
+        return None
+    return str(_EXACT.add(Decimal(str(left)), Decimal(str(right))))
+
+
+def sole_writer_of(model, *, database=None):
+    """A transaction in which no one else writes to `model`'s table until it ends, while readers
+    go on (for summing a table's rows again from others). PostgreSQL: `LOCK TABLE … IN SHARE ROW
+    EXCLUSIVE MODE`, which waits for writers already in and holds back new ones. SQLite: its
+    write lock, taken at BEGIN (IMMEDIATE), which holds back every writer of the database."""
+    database = _database(database)
+    if _on_postgres(database):
+        return _sole_writer_postgres(database, model)
+    return _sole_writer_sqlite(database)
+
+
+@contextlib.contextmanager
+def _sole_writer_postgres(database, model):
+    with database.atomic():
+        database.execute_sql(f'LOCK TABLE "{model._meta.table_name}" IN SHARE ROW EXCLUSIVE MODE')
+        yield
+
+
+def _sole_writer_sqlite(database):
+    return database.atomic(lock_type="IMMEDIATE")
+
+
 # --- Summing amounts exactly ----------------------------------------------------------------------
 
 def exact_sum(database=None) -> str:
@@ -229,7 +300,7 @@ class _DecimalSum:
 
     def step(self, value):
         if value is not None:
-            self.total = (self.total or Decimal(0)) + Decimal(str(value))
+            self.total = _EXACT.add(self.total or Decimal(0), Decimal(str(value)))
 
     def finalize(self):
         return None if self.total is None else str(self.total)

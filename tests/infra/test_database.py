@@ -12,6 +12,7 @@ import peewee as pw
 import pytest
 
 from infra import database
+from models.fields import AmountField
 from tests.support.databases import postgres_in_schema
 
 SCHEMA = "database_parity"
@@ -110,6 +111,67 @@ def test_the_statement_reads_a_roll_up_only_where_the_migrations_made_one(app):
 
     with db.connection_context():
         assert database.keeps_settlement_days() == ("settlement_day" in db.get_tables())
+
+
+class _Tally(pw.Model):
+    name = pw.CharField()
+    day = pw.DateField()
+    count = pw.IntegerField(default=0)
+    amount = AmountField(default=0)
+
+    class Meta:
+        table_name = "tally"
+        primary_key = pw.CompositeKey("name", "day")
+
+
+def test_adding_to_a_row_alike(backends):
+    """`add_to_row` creates the row at zero, then adds, exactly: amounts that float would round,
+    negative ones that take back, beyond Decimal's default 28 digits; rows apart stay apart. On
+    SQLite the amount stays text (a NUMERIC column would have turned it into float)."""
+    day = dt.date(2026, 3, 10)
+    additions = [("a", 1, "0.1"), ("a", 1, "0.2"), ("b", 1, "5"), ("a", 1, "123456789012345678.000000000000000001"),
+                 ("a", -1, "-0.3")]
+    for name, handle in backends:
+        amount_type = "NUMERIC(36, 18)" if name == "postgresql" else "TEXT"
+        handle.execute_sql(f"CREATE TABLE tally (name text, day date, count integer NOT NULL DEFAULT 0, "
+                           f"amount {amount_type} NOT NULL DEFAULT 0, PRIMARY KEY (name, day))")
+        for key, count, amount in additions:
+            database.add_to_row(_Tally, {"name": key, "day": day}, {"count": count, "amount": Decimal(amount)},
+                                database=handle)
+        database.add_to_row(_Tally, {"name": "b", "day": day}, {"count": 1}, database=handle)
+        with handle.bind_ctx([_Tally]):
+            rows = {row.name: (row.count, row.amount) for row in _Tally.select()}
+        assert rows == {"a": (2, Decimal("123456789012345678.000000000000000001")), "b": (2, Decimal(5))}, name
+        if name == "sqlite":
+            assert handle.execute_sql("SELECT DISTINCT typeof(amount) FROM tally").fetchall() == [("text",)]
+
+
+class _Amounts(pw.Model):
+    n = pw.IntegerField()
+
+    class Meta:
+        table_name = "amounts"
+        primary_key = False
+
+
+def test_a_sole_writer_holds_back_other_writers_alike(backends):
+    """Inside `sole_writer_of`, another connection cannot write to the table (it would wait: here
+    it gives up at once) but still reads it; once the transaction ends it writes."""
+    for name, handle in backends:
+        _fill(handle, [(1, "1")])
+        if name == "postgresql":
+            other = type(handle)(handle.database, **handle.connect_params)
+            other.execute_sql("SET lock_timeout = '200ms'")
+        else:
+            other = pw.SqliteDatabase(handle.database, timeout=0.05)
+        with database.sole_writer_of(_Amounts, database=handle):
+            handle.execute_sql(f"INSERT INTO amounts (n, amount) VALUES (2, {handle.param})", ("2",))
+            with pytest.raises(pw.OperationalError):
+                other.execute_sql(f"INSERT INTO amounts (n, amount) VALUES (3, {other.param})", ("3",))
+            assert other.execute_sql("SELECT COUNT(*) FROM amounts").fetchone()[0] == 1, name
+        other.execute_sql(f"INSERT INTO amounts (n, amount) VALUES (3, {other.param})", ("3",))
+        assert handle.execute_sql("SELECT COUNT(*) FROM amounts").fetchone()[0] == 3, name
+        other.close()
 
 
 class _Claimed(pw.Model):
