@@ -25,6 +25,7 @@ keys_cli = AppGroup("keys", help="Issue and revoke API keys.")
 invoices_cli = AppGroup("invoices", help="Inspect invoices (operators).")
 refunds_cli = AppGroup("refunds", help="Inspect merchant refunds (operators).")
 export_cli = AppGroup("export", help="Export a store's invoices or transactions (docs/exports.md).")
+statement_cli = AppGroup("statement", help="The settlement statement's daily roll-up (docs/exports.md).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -202,6 +203,20 @@ for _kind in ("invoices", "transactions"):
     _export_command(_kind)
 
 
+@statement_cli.command("rebuild", help="Sum the statement's days from --from to --to (inclusive) again from the "
+                                       "invoices and transactions, for rows written around the application.")
+@click.option("--from", "start", required=True, type=click.DateTime(("%Y-%m-%d",)), help="A UTC date.")
+@click.option("--to", "end", required=True, type=click.DateTime(("%Y-%m-%d",)), help="A UTC date (inclusive).")
+@click.option("--store", "store_id", default=None, help="One store's days (default: every store's).")
+@_domain_errors
+def statement_rebuild(start, end, store_id):
+    from services.books import settlement_days
+
+    store = stores.get_store(store_id) if store_id else None
+    written = settlement_days.rebuild(start.date(), end.date(), store_id=store.id if store else None)
+    click.echo(f"day rows written: {written}")
+
+
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, demo):
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, demo):
         app.cli.add_command(command)

@@ -201,15 +201,6 @@ def _compare_and_set_each_sqlite(model, guard, rows, same, keep_if_none):
     return written
 
 
-# --- The settlement statement's daily roll-up ------------------------------------------------------
-
-def keeps_settlement_days(database=None) -> bool:
-    """Whether the database keeps `settlement_day`, the statement's daily roll-up: PostgreSQL's
-    triggers do, in the same transaction as the rows (migrations/0008_settlement_days.py); SQLite
-    has no roll-up, and its statement sums the rows themselves."""
-    return _on_postgres(_database(database))
-
-
 # --- Adding to a row of running totals -----------------------------------------------------------
 
 def add_to_row(model, key: dict, amounts: dict, *, database=None) -> None:

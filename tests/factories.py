@@ -13,7 +13,7 @@ from models.refunds import Refund
 from models.stores import Store
 from models.transactions import Transaction
 from services.accounts import api_keys, stores
-from services.engine import invoice_states, poll_state
+from services.engine import invoice_states, poll_state, transactions
 
 
 def make_store(*, name="Test shop", payout_wallet="merchant.near", **over) -> Store:
@@ -58,15 +58,16 @@ def make_poll_state(invoice: Invoice, next_poll_at: dt.datetime, *, phase: str |
 def make_transaction(invoice: Invoice, *, now: dt.datetime | None = None, **over) -> Transaction:
     now = now or utcnow()
     fields = dict(
-        id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id, invoice=invoice.id,
+        id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id,
         type="payment_origin", network="eth", token="usdc.eth", amount=Decimal("10.000001"),
         transaction_hash="0x" + ids.new_public_id("")[:64].ljust(64, "0"), from_wallet="0xbuyer",
         to_wallet="0xdeposit", confirmations=12, status="confirmed", verified=True, confirmed_at=now,
         created_at=now, updated_at=now,
     )
     fields.update(over)
-    with db.connection_context():
-        return Transaction.create(**fields)
+    with db.connection_context(), db.atomic():
+        # As the engine writes one: with its share of the settlement statement's roll-up.
+        return transactions.insert(Invoice.get_by_id(invoice.id), **fields)
 
 
 def make_payment_link(store: Store, *, now: dt.datetime | None = None, **over):

@@ -232,3 +232,25 @@ def test_refunds_stuck_lists_late_and_held_refunds(app, store):
     rows = json.loads(result.output)
     assert {row["id"] for row in rows} == {late.public_id, held.public_id}
     assert {row["invoice_id"] for row in rows} == {invoice.public_id}
+
+
+def test_statement_rebuild_sums_days_again_from_the_rows(runner, store):
+    """Rows written around the application (here: the roll-up lost) are summed again by the same
+    rules; an unknown store is a one-line error."""
+    from decimal import Decimal
+
+    from models.settlement_days import SettlementDay
+    from tests.support.statement_oracle import assert_roll_up_matches_rows
+
+    paid_at = dt.datetime(2026, 3, 10, 9)
+    factories.make_invoice(store, now=paid_at, status="paid", paid_at=paid_at, paid_amount=Decimal("12.50"))
+    with db.connection_context():
+        kept = assert_roll_up_matches_rows(store.id)
+        SettlementDay.delete().execute()
+    result = invoke(runner, "statement", "rebuild", "--from", "2026-03-01", "--to", "2026-03-31",
+                    "--store", str(store.id))
+    assert result.exit_code == 0 and result.output.strip() == "day rows written: 1", result.output
+    with db.connection_context():
+        assert assert_roll_up_matches_rows(store.id) == kept and kept[0]["gross_paid"] == "12.50"
+    assert invoke(runner, "statement", "rebuild", "--from", "2026-03-01", "--to", "2026-03-31",
+                  "--store", "nope").exit_code == 1

@@ -9,11 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from infra import metrics
+from infra import locks, metrics
 from models import inserts
 from models.base import db
 from models.invoices import Invoice
 from services import payment_links
+from services.books import settlement_days
 from services.engine import events
 
 log = logging.getLogger("tender.payments")
@@ -83,10 +84,13 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
     Returns the updated invoice, or None when the move does not apply (already moved, lost a
     race, or not allowed from the current state).
     """
+    summed = settlement_days.SUMMED_FIELDS & changes.keys()
     sources, target, event_type = MOVES[trigger]
     extra = ([GUARDS[trigger][0]()] if trigger in GUARDS else []) + ([guard] if guard is not None else [])
     event = None
     with db.atomic():
+        # The statement's roll-up moves what the row held to what it holds: read it, held until commit.
+        before = locks.lock_row(Invoice, invoice_id) if summed else None
         previous = None
         if trigger in TELLS_PREVIOUS:
             # Compare-and-set on the exact status read, so the event names the state really left.
@@ -100,6 +104,8 @@ def move(invoice_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -
         if updated == 0:
             return None
         invoice = Invoice.get_by_id(invoice_id)
+        if summed:
+            settlement_days.invoice_written(before, invoice)
         if event_type:
             event = events.record(event_type, invoice, now=now, previous_status=previous)
         if target == "paid":
@@ -174,11 +180,17 @@ class Answer:
         unchanged = [getattr(Invoice, name).is_null() if getattr(self.read, name) is None
                      else getattr(Invoice, name) == getattr(self.read, name) for name in self.COMPARED]
         unchanged.append(Invoice.deposit_seen_at.is_null(self.read.deposit_seen_at is None))
+        # The statement's roll-up moves these from their values as read: they must still be those.
+        summed = [name for name in settlement_days.SUMMED_FIELDS if name in self.changes]
+        unchanged += [getattr(Invoice, name).is_null() if getattr(self.read, name) is None
+                      else getattr(Invoice, name) == getattr(self.read, name) for name in summed]
         written = list(Invoice.update(**self.changes).where(Invoice.id == self.read.id, *unchanged)
                        .returning(Invoice).execute())
         if not written:
             raise Outdated(self.read.public_id)
         invoice = written[0]
+        if summed:
+            settlement_days.invoice_written(self.read, invoice)
         recorded = [events.record(event_type, snapshot, now=self.now, previous_status=previous)
                     for event_type, snapshot, previous in self._events]
         if any(target == "paid" for _, target in self._moves):
@@ -198,6 +210,7 @@ def create(*, now: dt.datetime, **fields) -> Invoice:
     _, target, event_type = MOVES["create"]
     with db.atomic():
         invoice = inserts.insert(Invoice(status=target, created_at=now, updated_at=now, **fields))
+        settlement_days.invoice_written(None, invoice)
         event = events.record(event_type, invoice, now=now)
     events.after_commit(event)
     metrics.count("invoice_moves", "create", target)

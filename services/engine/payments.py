@@ -29,7 +29,7 @@ from models.stores import Store
 from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus, ProviderUnavailable
-from services.engine import invoice_states
+from services.engine import invoice_states, transactions
 from services.engine.quotes import deposit_status
 
 log = logging.getLogger("tender.payments")
@@ -263,9 +263,9 @@ def record_movement(invoice: Invoice, type_: str, transaction_hash: str, *, now:
     if existing is None:
         try:
             with db.atomic():
-                return Transaction.create(
-                    id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id,
-                    invoice=invoice.id, type=type_, transaction_hash=transaction_hash, status=status,
+                return transactions.insert(
+                    invoice, id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id,
+                    type=type_, transaction_hash=transaction_hash, status=status,
                     verified=verified, confirmed_at=now if confirmed else None, created_at=now,
                     updated_at=now, **fields)
         except pw.IntegrityError:

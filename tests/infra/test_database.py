@@ -104,15 +104,6 @@ def test_files_of_rows_alike(backends):
         assert files["postgresql"] == files["sqlite"]
 
 
-def test_the_statement_reads_a_roll_up_only_where_the_migrations_made_one(app):
-    """`keeps_settlement_days` says what the migrated test database has: a `settlement_day` table
-    (PostgreSQL, with its triggers) or none (SQLite, whose statement sums the rows)."""
-    from models.base import db
-
-    with db.connection_context():
-        assert database.keeps_settlement_days() == ("settlement_day" in db.get_tables())
-
-
 class _Tally(pw.Model):
     name = pw.CharField()
     day = pw.DateField()

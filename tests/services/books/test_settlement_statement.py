@@ -5,11 +5,20 @@ import datetime as dt
 from collections import defaultdict
 from decimal import Decimal
 import io
+import random
 
+import pytest
 from playhouse.test_utils import count_queries
 
+from infra import locks
+from models.base import db
+from models.invoices import Invoice
+from models.settlement_days import SettlementDay
+from services.books import settlement_days
+from services.engine import invoice_states
 from tests import factories
 from tests.blueprints.assertions import assert_error
+from tests.support.statement_oracle import assert_roll_up_matches_rows
 
 MARCH_10 = dt.datetime(2026, 3, 10, 9, 0)
 MARCH_11 = dt.datetime(2026, 3, 11, 23, 59, 59)
@@ -48,6 +57,8 @@ def seed(store):
 def test_per_day_and_currency(client, auth, store):
     seed(store)
     body = statement(client, auth)
+    with db.connection_context():
+        assert body["data"] == assert_roll_up_matches_rows(store.id, dt.date(2026, 3, 10), dt.date(2026, 3, 11))
     assert (body["from"], body["to"]) == ("2026-03-10", "2026-03-11")
     assert body["data"] == [
         {"date": "2026-03-10", "currency": "EUR", "invoices_paid": 1, "gross_paid": "8.00", "received": "8.00",
@@ -114,47 +125,106 @@ def test_the_last_representable_day_is_refused_naming_the_parameter(client, auth
     statement(client, auth, "9999-12-29", "9999-12-30")      # the day before it still answers
 
 
+def _answer(invoice_id, now, **changes):
+    """One write of the invoice as the engine makes it (invoice_states.Answer), which keeps the roll-up."""
+    with locks.write_transaction():
+        answer = invoice_states.Answer(Invoice.get_by_id(invoice_id), now=now)
+        reason = changes.pop("hold", None)
+        answer.set(**changes)
+        if reason:
+            answer.hold(reason)
+        return answer.write()
+
+
 def test_the_daily_roll_up_matches_the_rows_through_later_changes(app, store):
-    """PostgreSQL reads the statement from `settlement_day`, kept by triggers; after every kind of
-    later change (a top-up, a settlement whose difference is written after its transaction, a
-    refund, a hold, a paid day moved) it must equal the sum of the rows themselves."""
-    import random
-
-    import pytest
-
-    from models.base import db, is_postgres
-    from models.invoices import Invoice
-    from services.books import reports
-    if not is_postgres():
-        pytest.skip("the roll-up is PostgreSQL's (TEST_DATABASE_URL)")
+    """The statement reads `settlement_day`, kept at every write point; after every kind of later
+    change (a top-up, a settlement whose difference is written after its transaction, a refund, a
+    hold, a paid day moved) it must equal the sum of the rows themselves, on either database."""
     seed(store)
     chance = random.Random(7)
     for index in range(40):
         paid_at = MARCH_10 + dt.timedelta(hours=chance.randrange(0, 40))
         invoice = paid_invoice(store, paid_at, f"{chance.randrange(1, 500)}.{chance.randrange(0, 100):02d}",
                                currency=chance.choice(["USD", "EUR"]))
+        later = paid_at + dt.timedelta(hours=1)
         with db.connection_context():
             move = index % 5
             if move == 0:           # a top-up raises what was paid
-                Invoice.update(paid_amount=invoice.paid_amount + Decimal("1.25")).where(Invoice.id == invoice.id).execute()
+                _answer(invoice.id, later, paid_amount=invoice.paid_amount + Decimal("1.25"))
             elif move == 1:         # the settlement transaction first, its difference written next
                 factories.make_transaction(invoice, now=paid_at + dt.timedelta(minutes=3), type="settlement",
                                            token="usdc.near", amount=invoice.paid_amount - Decimal("0.07"))
-                Invoice.update(difference_amount=Decimal("-0.07"), received_amount=invoice.paid_amount - Decimal("0.07")
-                               ).where(Invoice.id == invoice.id).execute()
+                _answer(invoice.id, later, difference_amount=Decimal("-0.07"),
+                        received_amount=invoice.paid_amount - Decimal("0.07"))
+                if index % 2:       # and corrected once more
+                    _answer(invoice.id, later, difference_amount=Decimal("-0.08"))
             elif move == 2:         # a provider refund, or a merchant refund's delivery (its amount counts)
                 merchant = factories.make_refund(invoice, status="succeeded") if index % 2 else None
                 factories.make_transaction(invoice, now=paid_at + dt.timedelta(hours=30), type="refund",
                                            token="usdc.eth", amount=Decimal("1.5"),
                                            refund=merchant.id if merchant else None)
             elif move == 3:
-                Invoice.update(review_reason="short_delivery", swap_status="processing").where(
-                    Invoice.id == invoice.id).execute()
+                _answer(invoice.id, later, swap_status="processing", hold="short_delivery")
             else:                   # a paid moment corrected across midnight
-                Invoice.update(paid_at=paid_at + dt.timedelta(days=1)).where(Invoice.id == invoice.id).execute()
+                _answer(invoice.id, later, paid_at=paid_at + dt.timedelta(days=1))
     with db.connection_context():
         for start, end in ((dt.date(2026, 3, 1), dt.date(2026, 3, 31)), (dt.date(2026, 3, 11), dt.date(2026, 3, 11))):
-            rolled_up = reports.settlement_statement(store, start, end, rolled_up=True)
-            summed = reports.settlement_statement(store, start, end, rolled_up=False)
-            assert rolled_up == summed
-        assert len(rolled_up) >= 1 and sum(row["invoices_paid"] for row in summed) > 0
+            rolled_up = assert_roll_up_matches_rows(store.id, start, end)
+        assert len(rolled_up) >= 1 and sum(row["invoices_paid"] for row in rolled_up) > 0
+        assert_roll_up_matches_rows(store.id)
+
+
+def test_a_stale_answer_never_moves_the_roll_up_twice(app, store):
+    """Two answers read the same invoice and both change its paid amount: the second finds the
+    amount changed since its read and writes nothing (it is applied again to the invoice as it is
+    now), so the roll-up takes back what is really there, once."""
+    invoice = paid_invoice(store, MARCH_10, "10.00")
+    with db.connection_context():
+        first, second = (invoice_states.Answer(Invoice.get_by_id(invoice.id), now=MARCH_11) for _ in range(2))
+        first.set(paid_amount=Decimal("12.00"))
+        second.set(paid_amount=Decimal("11.00"))
+        with locks.write_transaction():
+            first.write()
+        with pytest.raises(invoice_states.Outdated), locks.write_transaction():
+            second.write()
+        [day] = assert_roll_up_matches_rows(store.id)
+        assert (day["invoices_paid"], day["gross_paid"]) == (1, "12.00")
+
+
+def test_a_plain_move_keeps_the_roll_up_too(app, store):
+    """`invoice_states.move` given paid or settled amounts reads the row it replaces under its lock
+    and moves the roll-up from it."""
+    invoice = paid_invoice(store, MARCH_10, "10.00", status="expired")
+    with db.connection_context():
+        invoice_states.move(invoice.id, "deposit_confirmed", now=MARCH_11, paid_at=MARCH_11,
+                            paid_amount=Decimal("10.50"))
+        assert [(row["date"], row["gross_paid"]) for row in assert_roll_up_matches_rows(store.id)] == [
+            ("2026-03-11", "10.50")]
+
+
+def test_rebuilding_days_gives_back_what_the_write_points_kept(app, store, other_store):
+    """`rebuild` sums days again from the rows by the same rules: the days come back as they were,
+    for rows loaded around the write points too (here: one store's day rows lost)."""
+    seed(store)
+    paid_invoice(other_store, MARCH_10, "4.00", settle="4.00", difference_amount=Decimal("0.00"))
+    with db.connection_context():
+        kept = {key: assert_roll_up_matches_rows(key) for key in (store.id, other_store.id)}
+        SettlementDay.delete().where(SettlementDay.store == store.id).execute()
+        settlement_days.rebuild(dt.date(2026, 3, 10), dt.date(2026, 3, 12), store_id=store.id)
+        assert {key: assert_roll_up_matches_rows(key) for key in kept} == kept
+        settlement_days.rebuild(dt.date(2026, 3, 1), dt.date(2026, 3, 31))
+        assert {key: assert_roll_up_matches_rows(key) for key in kept} == kept
+
+
+def test_the_roll_up_keeps_amounts_to_the_last_digit(app, store):
+    """Amounts as wide as the columns hold (18 digits each side) are added and taken back exactly,
+    never through float nor Decimal's default 28 digits, on either database."""
+    wide = Decimal("123456789012345678.000000000000000001")
+    invoice = paid_invoice(store, MARCH_10, "1.00")
+    with db.connection_context():
+        _answer(invoice.id, MARCH_11, paid_amount=wide)
+        factories.make_transaction(invoice, now=MARCH_11, type="settlement", token="usdc.near", amount=wide)
+        _answer(invoice.id, MARCH_11, difference_amount=-wide)
+        paid_day, settled_day = SettlementDay.select().order_by(SettlementDay.day)
+        assert (paid_day.gross_paid, settled_day.received, settled_day.difference) == (wide, wide, -wide)
+        assert_roll_up_matches_rows(store.id)

@@ -1,5 +1,6 @@
 """Property test of the state machine (docs/payment-engine.md): random sequences, repeats and reorderings of
-provider statuses, with expiry and cancel attempts mixed in, never break the invariants."""
+provider statuses, with expiry and cancel attempts mixed in, never break the invariants (the
+settlement statement's roll-up among them)."""
 import datetime as dt
 from decimal import Decimal
 
@@ -13,6 +14,7 @@ from providers import base
 from providers.base import DepositStatus
 from services.engine import expiry, invoice_states, payments
 from tests import factories
+from tests.support.statement_oracle import assert_roll_up_matches_rows
 
 START = dt.datetime(2030, 1, 1, 12, 0, 0)
 FINAL = ("refunded", "failed")
@@ -118,6 +120,8 @@ def test_random_provider_histories_keep_the_invariants(store, sequence):
         kinds = [(t.type, t.transaction_hash) for t in Transaction.select().where(Transaction.invoice == invoice.id)]
         assert len(kinds) == len(set(kinds))
         assert sum(1 for kind, _ in kinds if kind == "settlement") == (1 if settled_seen else 0)
+        # Every write point kept the statement's roll-up: it equals the rows summed.
+        assert_roll_up_matches_rows(store.id)
 
 
 def test_each_guard_says_the_same_as_a_query_and_on_a_row_in_hand(store):

@@ -2,11 +2,17 @@
 test per money rule."""
 from decimal import Decimal
 
+import pytest
+
 from models.base import db
 from models.events import Event
 from models.refunds import Refund
 from tests import factories
 from tests.payflow import poll_until_quiet, run_pipeline
+from tests.support.statement_oracle import roll_up_checked_after_each_test
+
+# Every payment and refund path here keeps the settlement statement's roll-up (services/books/settlement_days.py).
+roll_up_checked = pytest.fixture(autouse=True)(roll_up_checked_after_each_test)
 
 
 def paid_invoice(client, auth, amount="40.00", **pay):
