@@ -5,7 +5,9 @@ memory while it streams, and the 90-day settlement statement.
         .venv/bin/python -m bench.exports
 
 Seeds N invoices of one store (INSERT … SELECT generate_series, 6 s apart: 1,000,000 span 69 days),
-three in five paid two minutes after creation and settled (one settlement transaction each), then
+three in five paid two minutes after creation and settled (one settlement transaction each), written
+by SQL around the application, so the statement's daily roll-up is then summed from them
+(`flask statement rebuild`, timed), then
 against one gunicorn worker (1 process, 1 thread):
 * GET /v1/exports/invoices over every row, read in 64 KiB pieces, against
   `COPY (SELECT <the same columns> … ORDER BY created_at, id) TO STDOUT WITH CSV` over the same rows, in
@@ -51,6 +53,20 @@ def seed_payments(url: str, store_id: str) -> float:
                settled_at, settled_at, settled_at
         FROM invoice WHERE store_id = %s AND status = 'paid'""", store_id)
     stack.sql(url, 'ANALYZE invoice; ANALYZE "transaction"')
+    return time.perf_counter() - began
+
+
+def rebuild_statement_days(environment: dict) -> float:
+    """The rows above were written by SQL, around the application: the statement's daily roll-up
+    is summed from them by the same rules (`flask statement rebuild`), as an operator would."""
+    import subprocess
+
+    began = time.perf_counter()
+    # Paid two minutes and settled five after creation: the last day may be the one after.
+    [(first, last)] = stack.sql(environment["DATABASE_URL"],
+                                "SELECT MIN(created_at)::date, MAX(created_at)::date + 1 FROM invoice")
+    subprocess.run([str(stack.BIN / "flask"), "--app", "wsgi", "statement", "rebuild", "--from", str(first),
+                    "--to", str(last)], cwd=stack.ROOT, env=environment, check=True, capture_output=True, text=True)
     return time.perf_counter() - began
 
 
@@ -141,7 +157,8 @@ def main() -> None:
         stack.reset_database(url)
         store_id, api_key = stack.create_store(url, REDIS_URL=redis_url, SWAP_PROVIDER="sandbox")
         print(f"inserted {args.invoices} invoices in {stack.bulk_invoices(url, store_id, args.invoices):.1f} s, "
-              f"paid and settled 3 in 5 in {seed_payments(url, store_id):.1f} s")
+              f"paid and settled 3 in 5 in {seed_payments(url, store_id):.1f} s, "
+              f"statement days summed in {rebuild_statement_days(environment):.1f} s")
     end = dt.datetime.utcnow().replace(microsecond=0) + dt.timedelta(days=1)
     start = end - dt.timedelta(days=366)
     processes = stack.Processes()
@@ -194,11 +211,13 @@ def main() -> None:
 
 def explain(url: str, store_id: str, first: dt.date, last: dt.date) -> list[str]:
     """The plan of the statement's query on PostgreSQL: the daily roll-up plus the live counts."""
-    from services.books.reports import _ROLLED_UP
+    import peewee as pw
+
+    from services.books import reports
 
     since, until = dt.datetime.combine(first, dt.time()), dt.datetime.combine(last + dt.timedelta(days=1), dt.time())
-    rows = stack.sql(url, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _ROLLED_UP,
-                     store_id, since.date(), until.date(), store_id, since, until)
+    rows = stack.sql(url, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + reports.statement_sql(pw.PostgresqlDatabase(None)),
+                     *reports.statement_params(store_id, since, until))
     return [row[0] for row in rows]
 
 
