@@ -1,7 +1,7 @@
 """Query budgets of one poll (docs/payment-engine.md#one-answer-one-write): what a poll may read and
 write of the invoice row, counted statement by statement over the whole poll, claim included.
 
-The invoice is the merchant-facing row (many indexes, the books' triggers): a poll reads it once
+The invoice is the merchant-facing row (many indexes, the books' roll-up): a poll reads it once
 (with its claim), and writes it only when the provider's answer changes it, then once."""
 import datetime as dt
 from decimal import Decimal
