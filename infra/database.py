@@ -234,8 +234,9 @@ def _additions_sqlite(database, model, amounts):
 
 
 def _register_decimal_add(database) -> None:
-    if "decimal_add" not in database._functions:       # loaded into every connection opened after
-        database.register_function(_decimal_add, "decimal_add", 2, deterministic=True)
+    # Every time, as `exact_sum` does: it loads the function into this thread's open connection too
+    # (once registered, peewee gives it only to the connections opened after).
+    database.register_function(_decimal_add, "decimal_add", 2, deterministic=True)
 
 
 # Wide enough for any two NUMERIC(36, 18) amounts: the default 28 digits would round their sum.

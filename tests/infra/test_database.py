@@ -137,6 +137,40 @@ def test_adding_to_a_row_alike(backends):
             assert handle.execute_sql("SELECT DISTINCT typeof(amount) FROM tally").fetchall() == [("text",)]
 
 
+def test_adding_to_a_row_from_every_thread_alike(backends):
+    """Threads with connections of their own, opened before any addition (a threaded web worker),
+    add as well as the first one: SQLite's `decimal_add` reaches every connection."""
+    import threading
+
+    day = dt.date(2026, 3, 10)
+    for name, handle in backends:
+        amount_type = "NUMERIC(36, 18)" if name == "postgresql" else "TEXT"
+        handle.execute_sql(f"CREATE TABLE tally (name text, day date, count integer NOT NULL DEFAULT 0, "
+                           f"amount {amount_type} NOT NULL DEFAULT 0, PRIMARY KEY (name, day))")
+        opened, added, failures = threading.Event(), threading.Event(), []
+
+        def other_thread():
+            try:
+                handle.connect(reuse_if_open=True)
+                opened.set()
+                added.wait(5)
+                database.add_to_row(_Tally, {"name": "a", "day": day}, {"amount": Decimal("0.2")}, database=handle)
+            except Exception as error:          # reported below, in the test's thread
+                failures.append(error)
+            finally:
+                handle.close()
+
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        opened.wait(5)
+        database.add_to_row(_Tally, {"name": "a", "day": day}, {"amount": Decimal("0.1")}, database=handle)
+        added.set()
+        worker.join(10)
+        assert failures == [], name
+        with handle.bind_ctx([_Tally]):
+            assert _Tally.get().amount == Decimal("0.3"), name
+
+
 class _Amounts(pw.Model):
     n = pw.IntegerField()
 
