@@ -8,7 +8,7 @@ A worker that dies mid-batch simply lets its lease run out: the rows become due 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import datetime as dt
 import json
 import secrets
@@ -18,7 +18,8 @@ import peewee as pw
 from core import ids
 from infra.locks import write_transaction
 from models.base import db, is_postgres
-from models.webhooks import WebhookAttempt, WebhookDelivery
+from models.events import Event
+from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 
 def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, limit: int,
@@ -89,6 +90,8 @@ class Claimed:
     # Due deliveries were left behind: the limit was reached, or a target or store the claim took
     # from had more than its cap let it take. (A claim that took nothing says False.)
     more_due: bool
+    # What each claimed delivery's attempt needs (`_ATTEMPT_NEEDS`), read in the claim itself.
+    rows: list = field(default_factory=list, compare=False)
 
 
 def claim_deliveries(token: str, caps: DeliveryCaps, *, now: dt.datetime, limit: int, among=None) -> Claimed:
@@ -122,15 +125,15 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
         rows = _claim_within_caps_postgres(values)
     else:
         rows = _claim_within_caps_sqlite(values)
+    rows = [_converted(row) for row in rows]
     interrupted = [row for row in rows if row["previous_token"] is not None]
     if interrupted:
         WebhookAttempt.insert_many([
-            dict(id=ids.new_uuid(), delivery=WebhookDelivery.id.python_value(row["id"]), number=row["attempts"],
-                 outcome="interrupted", error="the worker stopped during this attempt",
-                 started_at=WebhookDelivery.last_attempt_at.python_value(row["last_attempt_at"]) or now)
+            dict(id=ids.new_uuid(), delivery=row["id"], number=row["previous_attempts"], outcome="interrupted",
+                 error="the worker stopped during this attempt", started_at=row["previous_start"] or now)
             for row in interrupted]).execute()
     more_due = len(rows) == limit or any(row["left_behind"] for row in rows)
-    return Claimed(len(rows), more_due)
+    return Claimed(len(rows), more_due, rows)
 
 
 # The claim's selection, one text for both databases (`{name}` is a parameter): what each target
@@ -169,8 +172,8 @@ WITH in_flight AS (
     FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id CROSS JOIN stores_due n
     WHERE b.place <= b.target_room
 ), chosen AS (
-    SELECT d.id, d.claim_token AS previous_token, d.attempts, d.last_attempt_at,
-           (c.target_left OR c.store_due > c.store_room) AS left_behind
+    SELECT d.id, d.claim_token AS previous_token, d.attempts AS previous_attempts,
+           d.last_attempt_at AS previous_start, (c.target_left OR c.store_due > c.store_room) AS left_behind
     FROM webhook_delivery d JOIN by_store c ON c.id = d.id
     WHERE c.turn <= c.store_room
     ORDER BY c.turn, c.next_attempt_at, c.id
@@ -181,30 +184,59 @@ _CLAIM = """UPDATE webhook_delivery SET claim_token = {token}, attempts = webhoo
     next_attempt_at = {lease_end}, updated_at = {now}"""
 
 
+# What an attempt needs of each claimed delivery (`{claimed}`: the claimed rows, with what the
+# claim learnt of them): its event, its endpoint's URL and secrets (or the store's callback
+# secret), and the storefront installation the endpoint belongs to.
+_ATTEMPT_NEEDS = """
+SELECT c.id, c.public_id, c.attempts, c.url, c.endpoint_id, c.previous_token, c.previous_attempts,
+       c.previous_start, c.left_behind, e.public_id AS event_public_id, e.type AS event_type, e.payload,
+       w.url AS endpoint_url, w.secret, w.previous_secret, w.previous_secret_expires_at, w.enabled,
+       w.failing_since, s.callback_secret, i.public_id AS integration_public_id
+FROM {claimed} c
+JOIN event e ON e.id = c.event_id
+LEFT JOIN webhook_endpoint w ON w.id = c.endpoint_id
+LEFT JOIN integration i ON i.webhook_endpoint_id = w.id
+JOIN store s ON s.id = c.store_id
+"""
+_CLAIMED_COLUMNS = "id, public_id, attempts, url, endpoint_id, event_id, store_id"
+
+
+def _converted(row: dict) -> dict:
+    """Values as the models' fields give them, whichever driver read them."""
+    converted = dict(row)
+    for name, model_field in (("id", WebhookDelivery.id), ("endpoint_id", WebhookDelivery.id),
+                              ("previous_start", WebhookDelivery.last_attempt_at),
+                              ("previous_secret_expires_at", WebhookEndpoint.previous_secret_expires_at),
+                              ("failing_since", WebhookEndpoint.failing_since), ("payload", Event.payload)):
+        converted[name] = model_field.python_value(row[name])
+    converted["enabled"] = bool(row["enabled"])
+    converted["left_behind"] = bool(row["left_behind"])
+    return converted
+
+
 def _chosen_sql(placeholder, *, among: str, lock: str) -> str:
     names = ("now", "per_target", "per_store", "per_store_alone", "quick_since", "limit", "token", "lease_end")
     return _CHOSEN.format(among=among, lock=lock, **{name: placeholder(name) for name in names})
 
 
 # PostgreSQL: claims are serialised by an advisory lock (so the in-flight counts cannot change
-# under a claim), the chosen rows are locked SKIP LOCKED, and the lock, the selection and the
-# claim are one round trip.
+# under a claim), the chosen rows are locked SKIP LOCKED, and the lock, the selection, the claim
+# and the read of what the attempts need are one round trip.
 _CLAIM_POSTGRES = {
     among: "SELECT pg_advisory_xact_lock(%(lock_key)s);\n"
            + _chosen_sql(lambda name: f"%({name})s",
                          among="AND d.id = ANY(%(among)s::uuid[])" if among else "", lock="FOR UPDATE OF d SKIP LOCKED")
-           + _CLAIM.format(token="%(token)s", now="%(now)s", lease_end="%(lease_end)s")
-           + " FROM chosen WHERE webhook_delivery.id = chosen.id"
-             " RETURNING chosen.id, chosen.previous_token, chosen.attempts, chosen.last_attempt_at, chosen.left_behind"
+           + ", claimed AS (" + _CLAIM.format(token="%(token)s", now="%(now)s", lease_end="%(lease_end)s")
+           + " FROM chosen WHERE webhook_delivery.id = chosen.id RETURNING "
+           + ", ".join(f"webhook_delivery.{column}" for column in _CLAIMED_COLUMNS.split(", "))
+           + ", chosen.previous_token, chosen.previous_attempts, chosen.previous_start, chosen.left_behind)"
+           + _ATTEMPT_NEEDS.format(claimed="claimed")
     for among in (False, True)
 }
 
 
 def _claim_within_caps_postgres(values: dict) -> list[dict]:
-    sql = _CLAIM_POSTGRES["among" in values]
-    cursor = db.execute_sql(sql, dict(values, lock_key=_DELIVERY_CLAIM_LOCK))
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return _dicts(db.execute_sql(_CLAIM_POSTGRES["among" in values], dict(values, lock_key=_DELIVERY_CLAIM_LOCK)))
 
 
 # SQLite: the IMMEDIATE transaction already holds the only write lock; the chosen rows are read,
@@ -216,13 +248,25 @@ _CHOSEN_SQLITE = {
 }
 
 
+_ATTEMPT_NEEDS_SQLITE = _ATTEMPT_NEEDS.format(
+    claimed=f"(SELECT {_CLAIMED_COLUMNS}, NULL AS previous_token, NULL AS previous_attempts, NULL AS previous_start, "
+            "0 AS left_behind FROM webhook_delivery WHERE id IN (SELECT value FROM json_each(:ids)))")
+
+
 def _claim_within_caps_sqlite(values: dict) -> list[dict]:
     params = dict(values, among=json.dumps(values["among"])) if "among" in values else values
-    cursor = db.execute_sql(_CHOSEN_SQLITE["among" in values], params)
+    chosen = {row["id"]: row for row in _dicts(db.execute_sql(_CHOSEN_SQLITE["among" in values], params))}
+    if not chosen:
+        return []
+    marks = ", ".join("?" for _ in chosen)
+    db.execute_sql(_CLAIM.format(token="?", now="?", lease_end="?") + f" WHERE id IN ({marks})",
+                   [values["token"], values["now"], values["lease_end"], values["now"], *chosen])
+    # What the claim learnt of each row (its previous claim, whether more were left) comes from `chosen`.
+    return [dict(row, **{name: chosen[row["id"]][name] for name in
+                         ("previous_token", "previous_attempts", "previous_start", "left_behind")})
+            for row in _dicts(db.execute_sql(_ATTEMPT_NEEDS_SQLITE, {"ids": json.dumps(list(chosen))}))]
+
+
+def _dicts(cursor) -> list[dict]:
     names = [column[0] for column in cursor.description]
-    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
-    if rows:
-        marks = ", ".join("?" for _ in rows)
-        db.execute_sql(_CLAIM.format(token="?", now="?", lease_end="?") + f" WHERE id IN ({marks})",
-                       [values["token"], values["now"], values["lease_end"], values["now"]] + [row["id"] for row in rows])
-    return rows
+    return [dict(zip(names, row)) for row in cursor.fetchall()]

@@ -11,7 +11,7 @@ creates its deliveries, and (event, target) is unique.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import peewee as pw
 
@@ -73,6 +73,7 @@ class FirstAttempts:
     caps: claims.DeliveryCaps
     budget: int             # at most this many claimed: what the run's slots can send within the lease
     left_unclaimed: int = 0
+    rows: list = field(default_factory=list)    # what the claimed deliveries' attempts need (claims.Claimed)
 
 
 def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -> int:
@@ -103,10 +104,11 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
         # One multi-row INSERT, its text compiled once; every row names the same columns.
         created = inserts.insert_rows(WebhookDelivery, rows)
         if first is not None:
-            taken = claims.claim_deliveries_in_transaction(first.token, first.caps, now=now, limit=first.budget,
-                                                           among=healthy).taken
-            first.budget -= taken
-            first.left_unclaimed += created - taken
+            claimed = claims.claim_deliveries_in_transaction(first.token, first.caps, now=now, limit=first.budget,
+                                                             among=healthy)
+            first.rows.extend(claimed.rows)
+            first.budget -= claimed.taken
+            first.left_unclaimed += created - claimed.taken
         return created
 
 

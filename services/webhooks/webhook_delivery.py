@@ -32,10 +32,6 @@ from infra import claims, database, metrics, nudges
 from infra.locks import write_transaction
 from models import inserts
 from models.base import db, replace_connection
-from models.selects import CompiledSelect
-from models.events import Event
-from models.integrations import Integration
-from models.stores import Store
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.webhooks import outbox
 from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_session
@@ -106,7 +102,7 @@ def _claim(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> tuple[lis
     """`claim_due`, and whether due deliveries were left."""
     token = secrets.token_hex(16)
     claimed = claims.claim_deliveries(token, policy.caps, now=now, limit=limit)
-    return (_load_work(token) if claimed.taken else []), claimed.more_due
+    return _work(claimed.rows, token), claimed.more_due
 
 
 def record_and_claim(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts,
@@ -126,35 +122,14 @@ def record_and_claim(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt
         record(outcomes, policy, now=now, counts=counts)
         return _claim(policy, now=now, limit=limit)
     _recorded(written, counts)
-    return (_load_work(token) if claimed.taken else []), claimed.more_due
+    return _work(claimed.rows, token), claimed.more_due
 
 
-def _claimed_work_query(token: str):
-    return (WebhookDelivery.select(
-                WebhookDelivery.id, WebhookDelivery.public_id, WebhookDelivery.attempts, WebhookDelivery.url,
-                WebhookDelivery.endpoint.alias("endpoint_id"), Event.public_id.alias("event_public_id"),
-                Event.type.alias("event_type"), Event.payload, WebhookEndpoint.url.alias("endpoint_url"),
-                WebhookEndpoint.secret, WebhookEndpoint.previous_secret, WebhookEndpoint.previous_secret_expires_at,
-                WebhookEndpoint.enabled, WebhookEndpoint.failing_since, Store.callback_secret,
-                Integration.public_id.alias("integration_public_id"))
-            .join(Event, on=(WebhookDelivery.event == Event.id))
-            .switch(WebhookDelivery)
-            .join(WebhookEndpoint, pw.JOIN.LEFT_OUTER, on=(WebhookDelivery.endpoint == WebhookEndpoint.id))
-            .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
-            .switch(WebhookDelivery)
-            .join(Store, on=(WebhookDelivery.store == Store.id))
-            .where(WebhookDelivery.claim_token == token)
-            .dicts())
-
-
-_claimed_work = CompiledSelect(_claimed_work_query, 1)
-
-
-def _load_work(token: str) -> list[Work]:
-    query = _claimed_work.run(db, token)
+def _work(rows: list[dict], token: str) -> list[Work]:
+    """What each claimed delivery's attempt needs, from the claim's own read (infra/claims.py)."""
     now = clock.utcnow()
     work = []
-    for row in query:
+    for row in rows:
         if row["endpoint_id"] is not None:
             keys = [row["secret"]]
             expires = row["previous_secret_expires_at"]
@@ -166,7 +141,7 @@ def _load_work(token: str) -> list[Work]:
         work.append(Work(delivery_id=row["id"], public_id=row["public_id"], number=row["attempts"],
                          claim_token=token, url=url, secrets=keys, body=render_body(row["payload"]),
                          event_public_id=row["event_public_id"], event_type=row["event_type"],
-                         endpoint_id=row["endpoint_id"], endpoint_enabled=bool(enabled),
+                         endpoint_id=row["endpoint_id"], endpoint_enabled=enabled,
                          endpoint_failing_since=failing_since,
                          integration_public_id=row["integration_public_id"]))
     return work
@@ -309,7 +284,8 @@ def fan_out_and_deliver(policy: DeliveryPolicy, *, now=clock.utcnow) -> tuple[in
     first = outbox.FirstAttempts(token=secrets.token_hex(16), caps=policy.first_attempt_caps,
                                  budget=policy.concurrency * rounds)
     created = outbox.relay(now=now(), grace=dt.timedelta(0), first=first)
-    counts = deliver_due(policy, now=now, first=_load_work(first.token), claim_more=first.left_unclaimed > 0)
+    counts = deliver_due(policy, now=now, first=_work(first.rows, first.token),
+                         claim_more=first.left_unclaimed > 0)
     return created, counts
 
 
