@@ -2,6 +2,7 @@
 the transaction that claims the next, and no result is lost when that claim fails."""
 import dataclasses
 import datetime as dt
+import threading
 
 import peewee as pw
 
@@ -124,3 +125,29 @@ def test_a_store_alone_whose_attempt_lasts_a_second_is_back_to_its_quarter(clien
         a_second_later = now + claims.QUICK_ATTEMPT + dt.timedelta(milliseconds=1)
         # Its attempt in flight began more than a second ago: 2 in all, so 1 more.
         assert _held(caps, a_second_later, "slowed") == 1
+
+
+def test_concurrent_runs_send_each_delivery_once_within_the_caps(client, auth, receiver, policy):
+    """Four runs at once, as four `webhooks` workers would: claims are serialised and disjoint, so
+    every delivery is sent exactly once and one attempt is recorded for each."""
+    policy = dataclasses.replace(policy, concurrency=8, max_in_flight_per_endpoint=2)
+    created = _backlog(client, auth, receiver, endpoints=4, events=10)
+    errors = []
+
+    def run():
+        try:
+            with db.connection_context():
+                webhook_delivery.deliver_due(policy)
+        except Exception as error:          # collected, so a failing thread fails the test
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors and not any(thread.is_alive() for thread in threads)
+    with db.connection_context():
+        webhook_delivery.deliver_due(policy)        # whatever a run left to the caps
+    assert created == 40
+    _sent_once_each(receiver, created)
