@@ -4,6 +4,8 @@ import datetime as dt
 import threading
 
 import pytest
+import redis
+from rq import Queue
 
 import jobs
 from core.clock import utcnow
@@ -34,10 +36,14 @@ def webhooks_worker(app, settings):
     """A real RQ worker on `webhooks`, in a thread (the embedded runner's ThreadWorker)."""
     jobs.use_runtime(settings)
     stopping = threading.Event()
+    # On real Redis the worker gets a connection of its own, as `rq worker` has: its blocking dequeue
+    # outlasts the app client's 0.25 s read timeout (which would trip the app's breaker and send the
+    # worker into RQ's reconnect back-off), and RQ raises the read timeout of the client it is given.
+    connection = queues.redis() if settings.embedded_redis else redis.Redis.from_url(settings.redis_url)
 
     def work():
         while not stopping.is_set():      # a blocking dequeue: it wakes when a job is enqueued
-            embedded.ThreadWorker([queues.queue("webhooks")], connection=queues.redis()).work(
+            embedded.ThreadWorker([Queue("webhooks", connection=connection)], connection=connection).work(
                 max_idle_time=1, logging_level="WARNING")
 
     thread = threading.Thread(target=work, name="test-webhooks-worker", daemon=True)
@@ -45,6 +51,8 @@ def webhooks_worker(app, settings):
     yield
     stopping.set()
     thread.join(10)
+    if connection is not queues.redis():
+        connection.close()
 
 
 def _received(receiver, event_type):
