@@ -38,13 +38,27 @@ def _sentinel(workdir, port: int, primary_port: int, quorum: int) -> subprocess.
 
 class Group:
     def __init__(self, workdir, sentinels: int):
+        self.workdir = workdir
         self.primary_port, self.replica_port = free_port(), free_port()
         self.sentinel_ports = [free_port() for _ in range(sentinels)]
-        self.servers = {self.primary_port: _redis_server(workdir, self.primary_port)}
+        # The primary serves a new replica at once: Redis waits 5 s by default for more to join it.
+        self.servers = {self.primary_port: _redis_server(workdir, self.primary_port, "--repl-diskless-sync-delay", "0")}
         self.servers[self.replica_port] = _redis_server(workdir, self.replica_port,
                                                         "--replicaof", "127.0.0.1", str(self.primary_port))
-        quorum = sentinels // 2 + 1
-        self.sentinels = [_sentinel(workdir, port, self.primary_port, quorum) for port in self.sentinel_ports]
+        self.sentinels: list[subprocess.Popen] = []
+
+    def start_sentinels(self) -> None:
+        """Once the replica is linked: a Sentinel learns the replicas from the primary's INFO, which it
+        asks on connecting and then only every 10 s, so Sentinels started earlier wait that long."""
+        quorum = len(self.sentinel_ports) // 2 + 1
+        self.sentinels = [_sentinel(self.workdir, port, self.primary_port, quorum) for port in self.sentinel_ports]
+
+    def replica_linked(self) -> bool:
+        try:
+            replica = redis.Redis(port=self.replica_port, socket_timeout=1, decode_responses=True)
+            return replica.info("replication")["master_link_status"] == "up"
+        except redis.RedisError:
+            return False
 
     @property
     def environ(self) -> dict:
@@ -69,10 +83,9 @@ class Group:
                 if not sentinel.sentinel_slaves(MASTER) or \
                         len(sentinel.sentinel_sentinels(MASTER)) < len(self.sentinel_ports) - 1:
                     return False
-            replica = redis.Redis(port=self.replica_port, socket_timeout=1, decode_responses=True)
-            return replica.info("replication")["master_link_status"] == "up"
         except redis.RedisError:
             return False
+        return self.replica_linked()
 
     def kill_master(self) -> int:
         """kill -9 the current master; its port."""
@@ -92,6 +105,8 @@ class Group:
 def sentinel_group(workdir, *, sentinels: int = 3):
     group = Group(workdir, sentinels)
     try:
+        wait_for(group.replica_linked, timeout=30, what="the replica to link to the primary", interval=0.05)
+        group.start_sentinels()
         wait_for(group.ready, timeout=30, what="the Sentinels to see the replica and each other", interval=0.2)
         yield group
     finally:
