@@ -132,6 +132,35 @@ def _table_names() -> list[str]:
     return [name for name in db.get_tables() if name != "schema_migration"]
 
 
+def _empty_postgres_tables(tables: list[str]) -> None:
+    """DELETE from every table, children before parents by their foreign keys, in one transaction,
+    then restart the sequences they own: what TRUNCATE … RESTART IDENTITY did, without its fixed
+    cost (new files for every table and index, about 45 ms a test). TRUNCATE where the keys form a
+    cycle, which no deletion order satisfies."""
+    from graphlib import CycleError, TopologicalSorter
+
+    quoted = ", ".join(f'"{t}"' for t in tables)
+    referenced_by = {table: set() for table in tables}
+    for child, parent in db.execute_sql(
+            "SELECT c.relname, p.relname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
+            "JOIN pg_class p ON p.oid = k.confrelid WHERE k.contype = 'f' AND c.relname = ANY(%s)", (tables,)):
+        if child != parent and parent in referenced_by:
+            referenced_by[parent].add(child)
+    try:
+        order = list(TopologicalSorter(referenced_by).static_order())     # a table after those that refer to it
+    except CycleError:
+        db.execute_sql(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE")
+        return
+    sequences = [name for (name,) in db.execute_sql(
+        "SELECT s.oid::regclass::text FROM pg_class s JOIN pg_depend d ON d.objid = s.oid AND d.deptype IN ('a', 'i') "
+        "JOIN pg_class t ON t.oid = d.refobjid WHERE s.relkind = 'S' AND t.relname = ANY(%s)", (tables,))]
+    with db.atomic():
+        for table in order:
+            db.execute_sql(f'DELETE FROM "{table}"')
+        for sequence in sequences:
+            db.execute_sql(f"ALTER SEQUENCE {sequence} RESTART")
+
+
 @pytest.fixture(autouse=True)
 def clean_state(request):
     """Every test starts from empty tables and an empty Redis database."""
@@ -144,7 +173,7 @@ def clean_state(request):
     with db.connection_context():
         tables = _table_names()
         if is_postgres():
-            db.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+            _empty_postgres_tables(tables)
         else:
             db.execute_sql("PRAGMA foreign_keys = OFF")
             for table in tables:
