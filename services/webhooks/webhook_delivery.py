@@ -12,6 +12,7 @@ duplicated or retried job.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
@@ -310,7 +311,7 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     counts = RunCounts()
     session = session or shared_session(policy)
     began = last_look = time.monotonic()
-    in_flight, finished, oldest_finished = {}, [], 0.0
+    finished, oldest_finished = [], 0.0
     half = max(1, policy.concurrency // 2)
     # Did the last claim fill every slot it asked for (so more may be claimable now)? What a
     # fan-out left unclaimed is claimed once its first attempts are done: it was left to the caps.
@@ -321,38 +322,27 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     # as each half finished, with the other half in flight, was slower: on two cores, the
     # sending threads made each of the transaction's round trips wait for the interpreter.)
     capped = bool(first) and claim_more
-    pool = _sending_pool()
-
-    # Finished attempts come back through a queue: waiting on all the futures at once cost the
-    # run a pass over every one of them (and their locks) per attempt that finished.
-    done_queue = queue.SimpleQueue()
-
-    def start(claimed):
-        for work in claimed:
-            future = pool.submit(send, session, work, policy)
-            in_flight[future] = work
-            future.add_done_callback(done_queue.put)
-
-    start(first)
+    sending = _Sending(session, policy)
+    sending.start(first)
     while True:
         claiming = time.monotonic() - began < max_seconds
-        if finished and (len(finished) >= half or not in_flight
+        if finished and (len(finished) >= half or not sending.held
                          or time.monotonic() - oldest_finished >= RECORD_WITHIN_SECONDS):
             if capped and claim_more and claiming:
-                limit = policy.concurrency - len(in_flight)
+                limit = policy.concurrency - sending.held
                 claimed, capped = record_and_claim(finished, policy, now=now(), counts=counts, limit=limit)
                 backlog = len(claimed) == limit
-                start(claimed)
+                sending.start(claimed)
             else:
                 record(finished, policy, now=now(), counts=counts)
             finished = []
-        free = policy.concurrency - len(in_flight) - len(finished)
+        free = policy.concurrency - sending.held - len(finished)
         # Claim to refill slots while the backlog lasts; once a claim came back short, claim
         # again only when everything has finished (a last look for newly due work) or at the
         # next look. Each claim is a transaction: claiming into an empty backlog cost 2 of 4
         # per event.
-        look = bool(in_flight) and free > 0 and time.monotonic() - last_look >= LOOK_EVERY_SECONDS
-        wants_more = (claim_more and ((not in_flight and not finished) or (backlog and free >= half))) or look
+        look = bool(sending.held) and free > 0 and time.monotonic() - last_look >= LOOK_EVERY_SECONDS
+        wants_more = (claim_more and ((not sending.held and not finished) or (backlog and free >= half))) or look
         if wants_more and claiming:
             if look:
                 outbox.relay(now=now(), grace=dt.timedelta(0))
@@ -360,8 +350,8 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
             last_look = time.monotonic()
             claimed, capped = _claim(policy, now=now(), limit=free)
             backlog = len(claimed) == free
-            start(claimed)
-        if not in_flight:
+            sending.start(claimed)
+        if not sending.held:
             if finished:
                 continue
             break
@@ -371,25 +361,89 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
             # among them: a finisher thread records those attempts when they end instead.
             if finished:
                 record(finished, policy, now=now(), counts=counts)
-            _finish_later(list(in_flight), policy, now=now)
+            _finish_later(sending.all_started(), policy, now=now)
             break
-        # Wake for the first attempt to finish, or to record, or for the next look.
+        # Wake for an attempt to finish, or to record, or for the next look.
         wakes = [oldest_finished + RECORD_WITHIN_SECONDS] if finished else []
-        if claiming and policy.concurrency - len(in_flight) - len(finished) > 0:
+        if claiming and policy.concurrency - sending.held - len(finished) > 0:
             wakes.append(last_look + LOOK_EVERY_SECONDS)
-        timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
-        try:
-            done = [done_queue.get(timeout=timeout)]
-        except queue.Empty:
-            continue
-        while not done_queue.empty():
-            done.append(done_queue.get())
-        for future in done:
+        for outcome in sending.wait(min(wakes) if wakes else None):
             if not finished:
                 oldest_finished = time.monotonic()
-            del in_flight[future]
-            finished.append(future.result())
+            finished.append(outcome)
     return counts
+
+
+FIRST_WINDOW = 2            # attempts a run starts at once, until the receivers prove slow
+STALL_SECONDS = 0.025       # no attempt finished for this long while others wait: twice as many at once
+
+
+class _Sending:
+    """A run's attempts: started on the process's sending threads, at most `window` at once.
+
+    Receivers that answer within milliseconds gain nothing from more attempts at once (on two
+    cores, 16 threads posting together took longer than the same posts two at a time), so a run
+    starts two, and starts the next as one finishes; whenever no attempt has finished for
+    STALL_SECONDS while others wait, the window doubles, up to the run's concurrency. Slow or
+    hanging receivers therefore hold up the others by at most a few times STALL_SECONDS (all 32
+    slots are in use within 0.1 s). Whatever waits here is already claimed: it counts against
+    the run's slots and the caps like an attempt in flight."""
+
+    def __init__(self, session, policy: DeliveryPolicy):
+        self._session, self._policy, self._pool = session, policy, _sending_pool()
+        self._queued: collections.deque = collections.deque()
+        self._in_flight: dict = {}
+        self._window = min(FIRST_WINDOW, policy.concurrency)
+        self._progress = time.monotonic()
+        # Finished attempts come back through a queue: waiting on all the futures at once cost
+        # the run a pass over every one of them (and their locks) per attempt that finished.
+        self._done = queue.SimpleQueue()
+
+    @property
+    def held(self) -> int:
+        return len(self._in_flight) + len(self._queued)
+
+    def start(self, claimed: list[Work]) -> None:
+        self._queued.extend(claimed)
+        self._launch()
+
+    def _launch(self) -> None:
+        while self._queued and len(self._in_flight) < self._window:
+            future = self._pool.submit(send, self._session, self._queued.popleft(), self._policy)
+            self._in_flight[future] = True
+            future.add_done_callback(self._done.put)
+
+    def wait(self, until: float | None) -> list[Outcome]:
+        """The outcomes of attempts that finished by `until` (a monotonic time; None: no limit),
+        at least one unless that came first."""
+        while True:
+            wakes = [until] if until is not None else []
+            if self._queued:
+                wakes.append(self._progress + STALL_SECONDS)
+            timeout = max(0.0, min(wakes) - time.monotonic()) if wakes else None
+            try:
+                done = [self._done.get(timeout=timeout)]
+            except queue.Empty:
+                if self._queued and time.monotonic() - self._progress >= STALL_SECONDS:
+                    self._window = min(self._policy.concurrency, self._window * 2)
+                    self._progress = time.monotonic()
+                    self._launch()
+                if until is not None and time.monotonic() >= until:
+                    return []
+                continue
+            while not self._done.empty():
+                done.append(self._done.get())
+            self._progress = time.monotonic()
+            for future in done:
+                del self._in_flight[future]
+            self._launch()
+            return [future.result() for future in done]
+
+    def all_started(self) -> list:
+        """Start whatever still waits (the run is ending) and return every attempt in flight."""
+        self._window = max(self._window, len(self._in_flight) + len(self._queued))
+        self._launch()
+        return list(self._in_flight)
 
 
 # Sending threads are kept for the process's life: starting them per run cost a third of a

@@ -3,6 +3,7 @@ the transaction that claims the next, and no result is lost when that claim fail
 import dataclasses
 import datetime as dt
 import threading
+import time
 
 import peewee as pw
 
@@ -151,3 +152,35 @@ def test_concurrent_runs_send_each_delivery_once_within_the_caps(client, auth, r
         webhook_delivery.deliver_due(policy)        # whatever a run left to the caps
     assert created == 40
     _sent_once_each(receiver, created)
+
+
+def test_hanging_receivers_hold_up_the_others_attempts_by_a_fraction_of_a_second(client, auth, receiver, policy):
+    """A run starts two attempts at once and more whenever none finishes for a moment: six hanging
+    endpoints take the first two (most likely) and more, and the two quick ones are still sent
+    within a fraction of a second."""
+    policy = dataclasses.replace(policy, concurrency=32, max_in_flight_per_endpoint=1, timeout_seconds=5)
+    release = None
+    for number in range(6):
+        release = receiver.hold(f"/hang-{number}")
+        make_endpoint(client, auth, receiver.url(f"/hang-{number}"))
+    for number in range(2):
+        make_endpoint(client, auth, receiver.url(f"/quick-{number}"))
+    create_invoice(client, auth, external_order_id="one")
+    with db.connection_context():
+        outbox.relay(now=utcnow(), grace=dt.timedelta(0))
+
+    def deliver():
+        with db.connection_context():
+            webhook_delivery.deliver_due(policy)
+
+    run = threading.Thread(target=deliver, daemon=True)
+    began = time.monotonic()
+    run.start()
+    try:
+        receiver.wait_for(6 + 2, timeout=5)         # every request arrived, the hanging ones included
+        quick = [request.at - began for request in receiver.requests if request.path.startswith("/quick")]
+        assert len(quick) == 2 and max(quick) < 1.0, quick
+    finally:
+        release.set()
+        run.join(30)
+    assert not run.is_alive()
