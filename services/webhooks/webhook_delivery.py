@@ -26,7 +26,6 @@ import threading
 import time
 
 import peewee as pw
-import requests
 
 from core import clock, ids
 from infra import claims, database, metrics, nudges
@@ -35,7 +34,7 @@ from models import inserts
 from models.base import db, replace_connection
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.webhooks import outbox
-from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_session
+from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_pool
 
 log = logging.getLogger("tender.webhooks")
 
@@ -291,7 +290,7 @@ def fan_out_and_deliver(policy: DeliveryPolicy, *, now=clock.utcnow) -> tuple[in
 
 
 def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float = 60.0,
-                session: requests.Session | None = None, first: list[Work] = (),
+                first: list[Work] = (),
                 claim_more: bool = True) -> RunCounts:
     """Send everything due, keeping up to `policy.concurrency` attempts in flight, until nothing is
     due or `max_seconds` have passed (the sweep starts another run). `now` is a clock function.
@@ -309,7 +308,6 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     `first`: work already claimed by the caller (a fan-out run), sent at once; with `claim_more`
     false the run claims nothing else until its next look."""
     counts = RunCounts()
-    session = session or shared_session(policy)
     began = last_look = time.monotonic()
     finished, oldest_finished = [], 0.0
     half = max(1, policy.concurrency // 2)
@@ -322,7 +320,7 @@ def deliver_due(policy: DeliveryPolicy, *, now=clock.utcnow, max_seconds: float 
     # as each half finished, with the other half in flight, was slower: on two cores, the
     # sending threads made each of the transaction's round trips wait for the interpreter.)
     capped = bool(first) and claim_more
-    sending = _Sending(session, policy)
+    sending = _Sending(policy)
     sending.start(first)
     while True:
         claiming = time.monotonic() - began < max_seconds
@@ -389,8 +387,8 @@ class _Sending:
     slots are in use within 0.1 s). Whatever waits here is already claimed: it counts against
     the run's slots and the caps like an attempt in flight."""
 
-    def __init__(self, session, policy: DeliveryPolicy):
-        self._session, self._policy, self._pool = session, policy, _sending_pool()
+    def __init__(self, policy: DeliveryPolicy):
+        self._connections, self._policy, self._pool = shared_pool(policy), policy, _sending_pool()
         self._queued: collections.deque = collections.deque()
         self._in_flight: dict = {}
         self._window = min(FIRST_WINDOW, policy.concurrency)
@@ -409,7 +407,7 @@ class _Sending:
 
     def _launch(self) -> None:
         while self._queued and len(self._in_flight) < self._window:
-            future = self._pool.submit(send, self._session, self._queued.popleft(), self._policy)
+            future = self._pool.submit(send, self._connections, self._queued.popleft(), self._policy)
             self._in_flight[future] = True
             future.add_done_callback(self._done.put)
 

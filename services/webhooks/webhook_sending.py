@@ -15,13 +15,13 @@ import ssl
 import time
 from urllib.parse import urlsplit
 
-import requests
+import urllib3
 import urllib3.exceptions
 
 from core import clock, deadlines
 from models.webhooks import MAX_EXCERPT_BYTES
 from services.webhooks.webhook_signing import signature_header, standard_signature_header
-from services.webhooks.webhook_urls import AddressRefused, delivery_session
+from services.webhooks.webhook_urls import AddressRefused, delivery_pool
 
 log = logging.getLogger("tender.webhooks")
 
@@ -81,20 +81,20 @@ def headers_for(work: Work, timestamp: int) -> dict:
     return headers
 
 
-def send(session: requests.Session, work: Work, policy) -> Outcome:
+def send(pool: urllib3.PoolManager, work: Work, policy) -> Outcome:
     """One HTTP attempt under `policy` (its `timeout_seconds` and `allow_private`), always ending in
     an Outcome: whatever goes wrong while sending or describing the failure becomes this attempt's
     recorded failure, never an exception that costs the run its other results. Runs in a pool
     thread: no database access here."""
     started_at = clock.utcnow()
     try:
-        return _send(session, work, policy, started_at)
+        return _send(pool, work, policy, started_at)
     except Exception as error:      # a bug of ours or of a library: still this attempt's failure
         log.exception("delivery %s: attempt %s failed unexpectedly", work.public_id, work.number)
         return Outcome(work, started_at, ok=False, error=f"failed while sending: {type(error).__name__}")
 
 
-def _send(session: requests.Session, work: Work, policy, started_at: dt.datetime) -> Outcome:
+def _send(pool: urllib3.PoolManager, work: Work, policy, started_at: dt.datetime) -> Outcome:
     if not work.endpoint_enabled:
         return Outcome(work, started_at, ok=False, error="the endpoint is disabled; nothing was sent")
     if not policy.allow_private and urlsplit(work.url).scheme != "https":
@@ -104,19 +104,22 @@ def _send(session: requests.Session, work: Work, policy, started_at: dt.datetime
     response = None
     with deadlines.hard_deadline(policy.timeout_seconds) as deadline:
         try:
-            response = session.post(work.url, data=work.body, headers=headers_for(work, timestamp),
-                                    timeout=(policy.timeout_seconds, policy.timeout_seconds),
-                                    allow_redirects=False, stream=True)
+            response = pool.urlopen("POST", work.url, body=work.body, headers=headers_for(work, timestamp),
+                                    timeout=urllib3.Timeout(connect=policy.timeout_seconds, read=policy.timeout_seconds),
+                                    retries=False, redirect=False, preload_content=False)
+            drained = False
             try:
-                excerpt, complete = _read_excerpt(response, deadline)
+                excerpt, complete, drained = _read_excerpt(response, deadline)
             finally:
-                response.close()       # back to the pool when fully read, otherwise dropped
-        except (requests.RequestException, OSError) as error:     # a shut-down socket may surface raw
-            if deadline.expired or isinstance(error, requests.Timeout):
+                if not drained:
+                    response.close()        # what is left unread: the connection is dropped, not reused
+                response.release_conn()
+        except (urllib3.exceptions.HTTPError, OSError) as error:     # a shut-down socket may surface raw
+            if deadline.expired or _timed_out_error(error):
                 return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=_timed_out(policy))
             return Outcome(work, started_at, ok=False, latency_ms=_ms(began), error=describe_failure(error),
-                           status_code=response.status_code if response is not None else None)
-    status = response.status_code
+                           status_code=response.status if response is not None else None)
+    status = response.status
     outcome = Outcome(work, started_at, ok=200 <= status < 300 and complete, status_code=status,
                       latency_ms=_ms(began), excerpt=excerpt)
     if not complete:
@@ -128,18 +131,26 @@ def _send(session: requests.Session, work: Work, policy, started_at: dt.datetime
     return outcome
 
 
-def _read_excerpt(response, deadline: deadlines.Deadline) -> tuple[str, bool]:
-    """The first 1 KiB of the body as text; False if the answer took longer than the deadline."""
+def _timed_out_error(error: BaseException) -> bool:
+    # urllib3's NewConnectionError (a refused or unreachable address) is a ConnectTimeoutError by
+    # inheritance only.
+    return (isinstance(error, urllib3.exceptions.TimeoutError)
+            and not isinstance(error, urllib3.exceptions.NewConnectionError))
+
+
+def _read_excerpt(response, deadline: deadlines.Deadline) -> tuple[str, bool, bool]:
+    """The first 1 KiB of the body as text; whether the answer came within the deadline; and
+    whether the body was read to its end (else its connection cannot be reused)."""
     head, total = b"", 0
-    for chunk in response.iter_content(4096):
+    for chunk in response.stream(4096):
         if len(head) < MAX_EXCERPT_BYTES:
             head += chunk[:MAX_EXCERPT_BYTES - len(head)]
         total += len(chunk)
         if deadline.expired:
-            return _text(head), False
+            return _text(head), False, False
         if total > MAX_BODY_READ:
-            break
-    return _text(head)[:MAX_EXCERPT_BYTES], not deadline.expired
+            return _text(head)[:MAX_EXCERPT_BYTES], not deadline.expired, False
+    return _text(head)[:MAX_EXCERPT_BYTES], not deadline.expired, True
 
 
 def _text(raw: bytes) -> str:
@@ -214,15 +225,15 @@ def _ms(began: float) -> int:
     return int((time.monotonic() - began) * 1000)
 
 
-_sessions: dict = {}
+_pools: dict = {}
 
 
-def shared_session(policy) -> requests.Session:
-    """One Session per process (and per address policy), so connections to receivers are reused
-    across delivery runs; never one inherited through a fork."""
+def shared_pool(policy) -> urllib3.PoolManager:
+    """One connection pool per process (and per address policy), so connections to receivers are
+    reused across delivery runs; never one inherited through a fork."""
     key = (os.getpid(), policy.allow_private, policy.concurrency, policy.ca_bundle)
-    if key not in _sessions:
-        _sessions.clear()
-        _sessions[key] = delivery_session(allow_private=policy.allow_private, pool_size=policy.concurrency,
-                                          ca_bundle=policy.ca_bundle)
-    return _sessions[key]
+    if key not in _pools:
+        _pools.clear()
+        _pools[key] = delivery_pool(allow_private=policy.allow_private, pool_size=policy.concurrency,
+                                    ca_bundle=policy.ca_bundle)
+    return _pools[key]
