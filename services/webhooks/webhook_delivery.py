@@ -34,7 +34,7 @@ from models import inserts
 from models.base import db, replace_connection
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.webhooks import outbox
-from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_pool
+from services.webhooks.webhook_sending import Outcome, Work, render_body, send, shared_connections
 
 log = logging.getLogger("tender.webhooks")
 
@@ -388,7 +388,7 @@ class _Sending:
     the run's slots and the caps like an attempt in flight."""
 
     def __init__(self, policy: DeliveryPolicy):
-        self._connections, self._policy, self._pool = shared_pool(policy), policy, _sending_pool()
+        self._connections, self._policy, self._pool = shared_connections(policy), policy, _sending_pool()
         self._queued: collections.deque = collections.deque()
         self._in_flight: dict = {}
         self._window = min(FIRST_WINDOW, policy.concurrency)

@@ -225,15 +225,15 @@ def _ms(began: float) -> int:
     return int((time.monotonic() - began) * 1000)
 
 
-_pools: dict = {}
+_connections: dict = {}
 
 
-def shared_pool(policy) -> urllib3.PoolManager:
+def shared_connections(policy) -> urllib3.PoolManager:
     """One connection pool per process (and per address policy), so connections to receivers are
     reused across delivery runs; never one inherited through a fork."""
     key = (os.getpid(), policy.allow_private, policy.concurrency, policy.ca_bundle)
-    if key not in _pools:
-        _pools.clear()
-        _pools[key] = delivery_pool(allow_private=policy.allow_private, pool_size=policy.concurrency,
-                                    ca_bundle=policy.ca_bundle)
-    return _pools[key]
+    if key not in _connections:
+        _connections.clear()
+        _connections[key] = delivery_pool(allow_private=policy.allow_private, pool_size=policy.concurrency,
+                                          ca_bundle=policy.ca_bundle)
+    return _connections[key]
