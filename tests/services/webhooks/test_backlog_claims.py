@@ -12,6 +12,7 @@ from infra import claims
 from models.base import db
 from models.webhooks import WebhookAttempt, WebhookDelivery
 from services.webhooks import outbox, webhook_delivery
+from tests import factories
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
 
@@ -86,6 +87,38 @@ def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, 
                 WebhookDelivery.claim_token.is_null(False)).execute()
         assert taken == [(2, True), (2, True), (1, False)]
         assert claims.claim_deliveries("token-last", caps, now=now, limit=10) == claims.Claimed(0, False)
+
+
+def test_a_claim_takes_each_targets_oldest_due_deliveries_walking_past_targets_with_none_due(
+        client, auth, store, receiver):
+    """Claims read target by target (an endpoint; a store's legacy callbacks count as one): every
+    target with a delivery due gives its oldest, one whose deliveries are all scheduled later
+    gives none and does not stop the walk, and what a target's cap leaves is reported."""
+    for name in ("a", "b", "c"):
+        make_endpoint(client, auth, receiver.url(f"/{name}"))
+    for number in range(5):
+        factories.make_invoice(store, callback_url=receiver.url("/callback"))
+    now = utcnow()
+    with db.connection_context():
+        outbox.relay(now=now, grace=dt.timedelta(0))
+        rows = list(WebhookDelivery.select())
+        assert len(rows) == 20      # 5 events to 3 endpoints and the callback
+        # Due at distinct times, newest created first, so "oldest" is not insertion order.
+        for place, row in enumerate(sorted(rows, key=lambda row: str(row.id))):
+            WebhookDelivery.update(next_attempt_at=now - dt.timedelta(seconds=place)).where(
+                WebhookDelivery.id == row.id).execute()
+        later = [row.id for row in rows if row.endpoint_id and row.endpoint.url.endswith("/b")]
+        WebhookDelivery.update(next_attempt_at=now + dt.timedelta(minutes=5)).where(
+            WebhookDelivery.id.in_(later)).execute()
+        due = {}
+        for row in WebhookDelivery.select().where(WebhookDelivery.next_attempt_at <= now):
+            due.setdefault(row.endpoint_id or row.store_id, []).append((row.next_attempt_at, str(row.id)))
+        expected = {delivery_id for target in due.values() for _, delivery_id in sorted(target)[:2]}
+        claimed = claims.claim_deliveries("walk", claims.DeliveryCaps(per_target=2, per_store=100, lease_seconds=60),
+                                          now=now, limit=100)
+        taken = {str(row.id) for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "walk")}
+    assert len(due) == 3 and claimed.taken == 6 and claimed.more_due
+    assert taken == expected
 
 
 def _due_to_endpoints(client, auth, receiver, *, endpoints: int, events: int, tag: str) -> None:
