@@ -43,27 +43,37 @@ def nudge_delivery() -> None:
 
 
 def _targets(event: Event) -> list[dict]:
-    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback.
-    A storefront installation's endpoint gets only the invoices created through that installation
-    (its dedicated key), never the store's others (docs/webhooks.md#storefront-installations)."""
-    invoice = None
-    if event.invoice_id is not None:
-        invoice = (Invoice.select(Invoice.callback_url, Invoice.integration_id)
-                   .where(Invoice.id == event.invoice_id).first())
+    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback
+    (`event` as `_mark_dispatched` read it). A storefront installation's endpoint gets only the
+    invoices created through that installation (its dedicated key), never the store's others
+    (docs/webhooks.md#storefront-installations)."""
     endpoints = (WebhookEndpoint.select(WebhookEndpoint, Integration.id.alias("installation"))
                  .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
                  .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
                  .order_by(WebhookEndpoint.created_at).objects())
-    own_installation = invoice.integration_id if invoice is not None else None
     targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None,
                 "healthy": endpoint.failing_since is None}
                for endpoint in endpoints if endpoint.subscribes_to(event.type)
-               and (endpoint.installation is None or endpoint.installation == own_installation)]
-    callback_url = invoice.callback_url if invoice is not None else None
-    if callback_url:
+               and (endpoint.installation is None or endpoint.installation == event.invoice_installation)]
+    if event.callback_url:
         # The legacy callback receives every kind, like an endpoint subscribed to ["*"].
-        targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": callback_url, "healthy": True})
+        targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": event.callback_url, "healthy": True})
     return targets
+
+
+def _mark_dispatched(event_id, *, now: dt.datetime) -> Event | None:
+    """Mark the event dispatched unless it already is, and read what its fan-out needs, its
+    invoice's legacy callback and installation among it: one statement (RETURNING: SQLite 3.35+
+    has it too). None when the event is unknown or another worker dispatched it."""
+    of_its_invoice = Invoice.select().where(Invoice.id == Event.invoice)
+    marked = (Event.update(dispatched_at=now).where((Event.id == event_id) & Event.dispatched_at.is_null())
+              .returning(Event.id, Event.store, Event.type,
+                         of_its_invoice.select(Invoice.callback_url).alias("callback_url"),
+                         of_its_invoice.select(Invoice.integration_id).alias("invoice_installation")).execute())
+    event = next(iter(marked), None)
+    if event is not None:       # a subquery's value comes as the driver gives it, not through the field
+        event.invoice_installation = Invoice.integration_id.python_value(event.invoice_installation)
+    return event
 
 
 @dataclass
@@ -85,12 +95,9 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
     store at its in-flight cap) or the run has no slot left: those stay due for a delivery run
     (docs/webhooks.md#fairness)."""
     with write_transaction():
-        # Marked and read in one statement (RETURNING: SQLite 3.35+ has it too).
-        marked = list(Event.update(dispatched_at=now).where((Event.id == event_id) & Event.dispatched_at.is_null())
-                      .returning(Event).execute())
-        if not marked:
+        event = _mark_dispatched(event_id, now=now)
+        if event is None:
             return 0
-        [event] = marked
         rows, healthy = [], []
         for target in _targets(event):
             row = dict(id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=event.store_id, event=event.id,
