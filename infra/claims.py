@@ -195,6 +195,7 @@ _AMONG = """candidates AS (
            d.attempts, d.last_attempt_at
     FROM webhook_delivery d
     WHERE d.status = 'pending' AND d.next_attempt_at <= {now} AND {among}
+    {lock}
 )"""
 _PENDING_TARGETS = """targets(target) AS (
     SELECT * FROM (SELECT COALESCE(endpoint_id, store_id) FROM webhook_delivery WHERE status = 'pending'
@@ -207,19 +208,19 @@ _PENDING_TARGETS = """targets(target) AS (
 )"""
 _OLDEST_DUE_OF_TARGET = """SELECT {columns} FROM webhook_delivery x
         WHERE x.status = 'pending' AND COALESCE(x.endpoint_id, x.store_id) = t.target AND x.next_attempt_at <= {now}
-        ORDER BY x.next_attempt_at, x.id LIMIT {per_target} + 1"""
+        ORDER BY x.next_attempt_at, x.id LIMIT {per_target} + 1 {lock}"""
 _EACH_TARGET_POSTGRES = _PENDING_TARGETS + """, candidates AS (
     SELECT d.id, d.store_id, d.next_attempt_at, t.target, d.claim_token, d.attempts, d.last_attempt_at
     FROM targets t CROSS JOIN LATERAL (""" + _OLDEST_DUE_OF_TARGET.format(
     columns="x.id, x.store_id, x.next_attempt_at, x.claim_token, x.attempts, x.last_attempt_at", now="{now}",
-    per_target="{per_target}") + """) d
+    per_target="{per_target}", lock="FOR UPDATE OF x SKIP LOCKED") + """) d
     WHERE t.target IS NOT NULL
 )"""
 _EACH_TARGET_SQLITE = _PENDING_TARGETS + """, candidates AS (
     SELECT d.id, d.store_id, d.next_attempt_at, t.target, d.claim_token, d.attempts, d.last_attempt_at
     FROM targets t CROSS JOIN webhook_delivery d
     WHERE t.target IS NOT NULL AND d.id IN (""" + _OLDEST_DUE_OF_TARGET.format(
-    columns="x.id", now="{now}", per_target="{per_target}") + """)
+    columns="x.id", now="{now}", per_target="{per_target}", lock="") + """)
 )"""
 _CLAIM = """UPDATE webhook_delivery SET claim_token = {token}, attempts = webhook_delivery.attempts + 1, last_attempt_at = {now},
     next_attempt_at = {lease_end}, updated_at = {now}"""
@@ -261,18 +262,17 @@ def _chosen_sql(placeholder, *, candidates: str) -> str:
 
 
 # PostgreSQL: claims are serialised by an advisory lock (so the in-flight counts cannot change
-# under a claim), and the lock, the selection, the claim and the read of what the attempts need
-# are one round trip. The claim is a compare-and-set on what the selection read (still pending,
-# the same previous claim): a row another writer changed meanwhile (a result of a lapsed claim
-# written late, a replay) is left for a later claim instead of claimed on stale facts.
+# under a claim), the candidates are locked as they are read, SKIP LOCKED (a row another
+# transaction is writing, such as a late result of a lapsed claim, is left for a later claim
+# rather than waited for), and the lock, the selection, the claim and the read of what the
+# attempts need are one round trip.
 _CLAIM_POSTGRES = {
     among: "SELECT pg_advisory_xact_lock(%(lock_key)s);\n"
            + _chosen_sql(lambda name: f"%({name})s",
-                         candidates=_AMONG.replace("{among}", "d.id = ANY(%(among)s::uuid[])") if among
-                         else _EACH_TARGET_POSTGRES)
+                         candidates=_AMONG.replace("{among}", "d.id = ANY(%(among)s::uuid[])")
+                         .replace("{lock}", "FOR UPDATE OF d SKIP LOCKED") if among else _EACH_TARGET_POSTGRES)
            + ", claimed AS (" + _CLAIM.format(token="%(token)s", now="%(now)s", lease_end="%(lease_end)s")
-           + " FROM chosen WHERE webhook_delivery.id = chosen.id AND webhook_delivery.status = 'pending'"
-             " AND webhook_delivery.claim_token IS NOT DISTINCT FROM chosen.previous_token RETURNING "
+           + " FROM chosen WHERE webhook_delivery.id = chosen.id RETURNING "
            + ", ".join(f"webhook_delivery.{column}" for column in _CLAIMED_COLUMNS.split(", "))
            + ", chosen.previous_token, chosen.previous_attempts, chosen.previous_start, chosen.left_behind)"
            + _ATTEMPT_NEEDS.format(claimed="claimed")
@@ -288,8 +288,8 @@ def _claim_within_caps_postgres(values: dict) -> list[dict]:
 # then claimed by id (its RETURNING cannot name another table's columns).
 _CHOSEN_SQLITE = {
     among: _chosen_sql(lambda name: f":{name}",
-                       candidates=_AMONG.replace("{among}", "d.id IN (SELECT value FROM json_each(:among))") if among
-                       else _EACH_TARGET_SQLITE)
+                       candidates=_AMONG.replace("{among}", "d.id IN (SELECT value FROM json_each(:among))")
+                       .replace("{lock}", "") if among else _EACH_TARGET_SQLITE)
            + "SELECT * FROM chosen"
     for among in (False, True)
 }

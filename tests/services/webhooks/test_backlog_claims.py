@@ -6,10 +6,11 @@ import threading
 import time
 
 import peewee as pw
+import pytest
 
 from core.clock import utcnow
 from infra import claims
-from models.base import db
+from models.base import db, is_postgres
 from models.webhooks import WebhookAttempt, WebhookDelivery
 from services.webhooks import outbox, webhook_delivery
 from tests import factories
@@ -119,6 +120,37 @@ def test_a_claim_takes_each_targets_oldest_due_deliveries_walking_past_targets_w
         taken = {str(row.id) for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "walk")}
     assert len(due) == 3 and claimed.taken == 6 and claimed.more_due
     assert taken == expected
+
+
+def test_a_claim_skips_a_due_delivery_another_transaction_is_writing_instead_of_waiting(
+        client, auth, store, receiver):
+    """PostgreSQL: a due row locked by another transaction (a late result of a lapsed claim, a
+    replay) is left for a later claim; the claim neither waits for it nor fails."""
+    if not is_postgres():
+        pytest.skip("row locks: PostgreSQL (TEST_DATABASE_URL)")
+    import psycopg2
+
+    for name in ("a", "b"):
+        make_endpoint(client, auth, receiver.url(f"/{name}"))
+    create_invoice(client, auth)
+    now = utcnow()
+    with db.connection_context():
+        outbox.relay(now=now, grace=dt.timedelta(0))
+        busy, free = [row.id for row in WebhookDelivery.select().order_by(WebhookDelivery.id)]
+        other = psycopg2.connect(dbname=db.obj.database, **db.obj.connect_params)
+        try:
+            with other.cursor() as cursor:
+                cursor.execute("SET lock_timeout = '5s'")
+                cursor.execute("SELECT id FROM webhook_delivery WHERE id = %s FOR UPDATE", (str(busy),))
+            db.execute_sql("SET lock_timeout = '2s'")      # a wait would fail the claim, not hang the test
+            claimed = claims.claim_deliveries("around", claims.DeliveryCaps(4, 8, 60), now=now, limit=10)
+            taken = [row.id for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "around")]
+        finally:
+            db.execute_sql("SET lock_timeout = 0")
+            other.rollback()
+            other.close()
+        assert claimed.taken == 1 and taken == [free]
+        assert claims.claim_deliveries("later", claims.DeliveryCaps(4, 8, 60), now=now, limit=10).taken == 1
 
 
 def _due_to_endpoints(client, auth, receiver, *, endpoints: int, events: int, tag: str) -> None:
