@@ -32,14 +32,20 @@ def insert_rows(model: type[pw.Model], rows: list[dict]) -> int:
     Returns how many rows were inserted."""
     if not rows:
         return 0
-    datas = [model(**row).__data__ for row in rows]
-    names = set(datas[0])
-    if any(set(data) != names for data in datas[1:]):   # never drop a later row's columns silently
-        raise ValueError(f"insert_rows: every {model.__name__} row must name the same fields")
-    columns = [field for field in model._meta.sorted_fields if field.name in names]   # peewee's order
+    columns, datas = new_rows(model, rows)
     params = [field.db_value(data[field.name]) for data in datas for field in columns]
     _execute(model, columns, len(rows), params, lambda: model.insert_many(datas).returning())
     return len(rows)
+
+
+def new_rows(model: type[pw.Model], rows: list[dict]) -> tuple[list[pw.Field], list[dict]]:
+    """The columns of new rows of `model` (peewee's order) and each row's values by field name,
+    defaults as `Model(**row)` sets them. Every row must name the same fields."""
+    datas = [model(**row).__data__ for row in rows]
+    names = set(datas[0])
+    if any(set(data) != names for data in datas[1:]):   # never drop a later row's columns silently
+        raise ValueError(f"every new {model.__name__} row must name the same fields")
+    return [field for field in model._meta.sorted_fields if field.name in names], datas   # peewee's order
 
 
 def _execute(model: type[pw.Model], columns: list, rows: int | None, params: list, build) -> None:
