@@ -16,6 +16,7 @@ import uuid
 
 import peewee as pw
 
+from models import inserts
 from models.base import db, replace_connection
 
 
@@ -155,28 +156,32 @@ def copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 102
 # --- Compare-and-set on many rows at once ---------------------------------------------------------
 
 def compare_and_set_each(model, guard: pw.Field, rows: list[tuple[object, object, dict]], *, same: dict,
-                         keep_if_none: tuple[str, ...] = (), database=None) -> set:
+                         keep_if_none: tuple[str, ...] = (), insert: tuple[type, dict] | None = None,
+                         database=None) -> set:
     """For each `(id, expected, changes)`: set `changes` and `same` on the row of `model` with that
     id where `guard` still holds `expected`; the ids of the rows written. Every row sets the same
     columns, except those named in `keep_if_none`, which a row leaves as they are by giving None
-    (or leaving them out). PostgreSQL: one `UPDATE … FROM (VALUES …)` for all rows (one statement
-    a row was the sustained webhook run's bottleneck); SQLite: one compare-and-set a row, under
-    its write lock."""
+    (or leaving them out). With `insert=(other_model, {id: new_row})`, each id written also gets
+    its new row of `other_model` (fields by name, as `models.inserts.insert_rows` takes them), and
+    no id that was not written does.
+
+    All of it or nothing is written, inside the caller's transaction or without one: on
+    PostgreSQL it is one statement, `UPDATE … FROM (VALUES …)` (one statement a row was the
+    sustained webhook run's bottleneck), the INSERT of the new rows joined to what it returned in
+    the same statement; SQLite writes one compare-and-set a row, then the INSERT, in a transaction
+    (the caller's, when one is open)."""
     if not rows:
         return set()
     database = _database(database)
     if _on_postgres(database):
-        return _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none)
-    return _compare_and_set_each_sqlite(model, guard, rows, same, keep_if_none)
+        return _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none, insert)
+    return _compare_and_set_each_sqlite(database, model, guard, rows, same, keep_if_none, insert)
 
 
-def _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none):
+def _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none, insert):
     fields, key = model._meta.fields, model._meta.primary_key
     names = list(dict.fromkeys(name for _, _, changes in rows for name in changes))
-    types = database.get_context_options()["field_types"]
-    typed = [key, guard] + [fields[name] for name in names]
-    row_sql = "(" + ", ".join(f"%s::{types.get(field.field_type, field.field_type)}" for field in typed) + ")"
-    values = [f'"v{index}"' for index in range(len(typed))]
+    values = [f'"v{index}"' for index in range(len(names) + 2)]
     assignments = [f'"{fields[name].column_name}" = '
                    + (f'COALESCE({value}, d."{fields[name].column_name}")' if name in keep_if_none else value)
                    for name, value in zip(names, values[2:])]
@@ -186,18 +191,51 @@ def _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_n
         params += [key.db_value(identifier), guard.db_value(expected)]
         params += [fields[name].db_value(changes.get(name)) for name in names]
     sql = (f'UPDATE "{model._meta.table_name}" AS d SET {", ".join(assignments)} '
-           f'FROM (VALUES {", ".join([row_sql] * len(rows))}) AS v({", ".join(values)}) '
+           f'FROM {_typed_values(database, [key, guard] + [fields[name] for name in names], len(rows))} '
+           f'AS v({", ".join(values)}) '
            f'WHERE d."{key.column_name}" = v."v0" AND d."{guard.column_name}" = v."v1" '
            f'RETURNING d."{key.column_name}"')
+    if insert is not None and insert[1]:
+        # A data-modifying WITH runs to completion whether or not the outer SELECT reads it.
+        insert_sql, insert_params = _insert_where_written(database, key, *insert)
+        sql = f'WITH written AS ({sql}), inserted AS ({insert_sql}) SELECT "{key.column_name}" FROM written'
+        params += insert_params
     return {key.python_value(row[0]) for row in database.execute_sql(sql, params).fetchall()}
 
 
-def _compare_and_set_each_sqlite(model, guard, rows, same, keep_if_none):
+def _insert_where_written(database, key, model, new_rows_by_id):
+    """The INSERT of `model`'s new rows whose id (`key`) is among those the WITH `written` returned."""
+    columns, datas = inserts.new_rows(model, list(new_rows_by_id.values()))
+    params = []
+    for identifier, data in zip(new_rows_by_id, datas):
+        params += [key.db_value(identifier)] + [field.db_value(data[field.name]) for field in columns]
+    names = [f'"{field.column_name}"' for field in columns]
+    sql = (f'INSERT INTO "{model._meta.table_name}" ({", ".join(names)}) '
+           f'SELECT {", ".join("n." + name for name in names)} '
+           f'FROM {_typed_values(database, [key] + columns, len(datas))} AS n("written id", {", ".join(names)}) '
+           f'JOIN written ON written."{key.column_name}" = n."written id"')
+    return sql, params
+
+
+def _typed_values(database, fields: list[pw.Field], count: int) -> str:
+    """`VALUES (…), …` of `count` rows of `fields`, each parameter cast to its column's type (an
+    all-NULL column would otherwise be text)."""
+    types = database.get_context_options()["field_types"]
+    row = "(" + ", ".join(f"%s::{types.get(field.field_type, field.field_type)}" for field in fields) + ")"
+    return f'(VALUES {", ".join([row] * count)})'
+
+
+def _compare_and_set_each_sqlite(database, model, guard, rows, same, keep_if_none, insert):
     key, written = model._meta.primary_key, set()
-    for identifier, expected, changes in rows:
-        changes = {name: value for name, value in changes.items() if not (name in keep_if_none and value is None)}
-        if model.update(**changes, **same).where((key == identifier) & (guard == expected)).execute():
-            written.add(identifier)
+    with database.transaction():        # the caller's, when one is open
+        for identifier, expected, changes in rows:
+            changes = {name: value for name, value in changes.items()
+                       if not (name in keep_if_none and value is None)}
+            if model.update(**changes, **same).where((key == identifier) & (guard == expected)).execute():
+                written.add(identifier)
+        if insert is not None:
+            other, new_rows_by_id = insert
+            inserts.insert_rows(other, [row for identifier, row in new_rows_by_id.items() if identifier in written])
     return written
 
 

@@ -232,3 +232,54 @@ def test_compare_and_set_on_many_rows_alike(backends):
         assert rows == {ids[0]: (None, "done", after, 200), ids[1]: ("someone else's", "open", None, None),
                         ids[2]: (None, "failed", before, None)}, name
         assert database.compare_and_set_each(_Claimed, _Claimed.token, [], same={}, database=handle) == set()
+
+
+class _Note(pw.Model):
+    id = pw.UUIDField(primary_key=True)
+    claimed = pw.UUIDField()
+    code = pw.IntegerField(null=True)
+
+    class Meta:
+        table_name = "note"
+
+
+def _claimed_and_notes(handle, ids):
+    handle.create_tables([_Claimed, _Note])
+    _Claimed.insert_many([dict(id=ids[0], token="t1", status="open"),
+                          dict(id=ids[1], token="someone else's", status="open")]).execute()
+
+
+def test_compare_and_set_with_a_new_row_for_each_written_alike(backends):
+    """With `insert`, each row written gets its new row and the row not written none (on PostgreSQL
+    in one statement, so with no transaction around it)."""
+    ids, notes = [uuid.UUID(int=n) for n in (1, 2)], [uuid.UUID(int=n) for n in (11, 12)]
+    for name, handle in backends:
+        with handle.bind_ctx([_Claimed, _Note]):
+            _claimed_and_notes(handle, ids)
+            written = database.compare_and_set_each(
+                _Claimed, _Claimed.token, [(ids[0], "t1", dict(status="done")), (ids[1], "t2", dict(status="done"))],
+                same=dict(token=None), insert=(_Note, {ids[0]: dict(id=notes[0], claimed=ids[0], code=None),
+                                                       ids[1]: dict(id=notes[1], claimed=ids[1], code=None)}),
+                database=handle)
+            assert not handle.in_transaction(), name
+            saved = [(note.id, note.claimed, note.code) for note in _Note.select()]
+            statuses = {row.id: row.status for row in _Claimed.select()}
+        assert written == {ids[0]}, name
+        assert saved == [(notes[0], ids[0], None)], name
+        assert statuses == {ids[0]: "done", ids[1]: "open"}, name
+
+
+def test_compare_and_set_with_new_rows_writes_all_or_nothing_alike(backends):
+    """A new row that cannot be inserted undoes the rows' writes too, with no transaction of the caller's."""
+    ids, taken = [uuid.UUID(int=n) for n in (1, 2)], uuid.UUID(int=11)
+    for name, handle in backends:
+        with handle.bind_ctx([_Claimed, _Note]):
+            _claimed_and_notes(handle, ids)
+            _Note.create(id=taken, claimed=ids[1])
+            with pytest.raises(pw.IntegrityError):
+                database.compare_and_set_each(_Claimed, _Claimed.token, [(ids[0], "t1", dict(status="done"))],
+                                              same=dict(token=None),
+                                              insert=(_Note, {ids[0]: dict(id=taken, claimed=ids[0])}),
+                                              database=handle)
+            rows = [(row.token, row.status) for row in _Claimed.select().order_by(_Claimed.id)]
+        assert rows == [("t1", "open"), ("someone else's", "open")], name
