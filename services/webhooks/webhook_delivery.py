@@ -30,7 +30,6 @@ import peewee as pw
 from core import clock, ids
 from infra import claims, database, metrics, nudges
 from infra.locks import write_transaction
-from models import inserts
 from models.base import db, replace_connection
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.webhooks import outbox
@@ -148,7 +147,7 @@ def _work(rows: list[dict], token: str) -> list[Work]:
 
 
 def record(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime, counts: RunCounts) -> None:
-    """Write the attempts and the deliveries' new state, and the endpoints' health, in one transaction.
+    """Write the attempts and the deliveries' new state, and the endpoints' health, all or nothing.
 
     A lost database connection (PostgreSQL restarting, a dropped socket) is retried once on a fresh
     connection: given up, the claims would lapse and these deliveries be sent a second time. Any
@@ -198,14 +197,19 @@ def _record_alone(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime)
 
 
 def _record_once(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
-    with db.atomic():
-        return _write_outcomes(outcomes, policy, now=now)
+    if any(map(_may_change_health, outcomes)):
+        with db.atomic():
+            return _write_outcomes(outcomes, policy, now=now)
+    # The results and their attempts alone need no transaction of ours: compare_and_set_each
+    # writes them all or nothing (on PostgreSQL one statement, without BEGIN and COMMIT).
+    return _write_outcomes(outcomes, policy, now=now)
 
 
 def _write_outcomes(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.datetime) -> RunCounts:
-    """The attempts, the deliveries' new state and the endpoints' health, in the caller's transaction."""
+    """The attempts, the deliveries' new state and the endpoints' health, in the caller's
+    transaction (which only the endpoints' health needs: `_record_once`)."""
     counts = RunCounts()
-    attempts, endpoint_results = [], {}
+    endpoint_results = {}
     results = [(outcome, _result_fields(outcome, policy, now=now)) for outcome in outcomes]
     kept = _write_results(results, now=now)
     for outcome, fields in results:
@@ -214,19 +218,14 @@ def _write_outcomes(outcomes: list[Outcome], policy: DeliveryPolicy, *, now: dt.
             # The claim ran out and another worker took over, or the endpoint was deleted.
             log.warning("delivery %s: result of attempt %s dropped (claim lost)", work.public_id, work.number)
             continue
-        attempts.append(dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
-                             outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
-                             status_code=outcome.status_code, latency_ms=outcome.latency_ms,
-                             error=outcome.error, response_excerpt=outcome.excerpt))
         counts.outcomes.append(outcome)
         if outcome.ok:
             counts.succeeded += 1
         else:
             counts.failed_attempts += 1
             counts.given_up += fields["status"] == "failed"
-        if work.endpoint_id is not None and work.endpoint_enabled:
+        if _counts_for_health(work):
             endpoint_results.setdefault(work.endpoint_id, []).append(outcome)
-    inserts.insert_rows(WebhookAttempt, attempts)
     for endpoint_id, results_of_endpoint in endpoint_results.items():
         _update_endpoint_health(endpoint_id, results_of_endpoint, now=now)
     return counts
@@ -241,17 +240,44 @@ def _result_fields(outcome: Outcome, policy: DeliveryPolicy, *, now: dt.datetime
 
 
 def _write_results(results: list[tuple[Outcome, dict]], *, now: dt.datetime) -> set:
-    """Write every result where the claim token still matches; the ids of the rows written (one
-    statement for the whole batch on PostgreSQL: infra/database.py)."""
+    """Write every result where the claim token still matches, and an attempt for each one
+    written; the ids of the deliveries written (one statement for the whole batch on
+    PostgreSQL: infra/database.py)."""
     rows = [(outcome.work.delivery_id, outcome.work.claim_token,
              dict(fields, last_status_code=outcome.status_code, last_latency_ms=outcome.latency_ms,
                   last_error=outcome.error, last_response_excerpt=outcome.excerpt))
             for outcome, fields in results]
+    attempts = {outcome.work.delivery_id: _attempt(outcome) for outcome, _ in results}
     return database.compare_and_set_each(WebhookDelivery, WebhookDelivery.claim_token, rows,
-                                         same=dict(claim_token=None, updated_at=now), keep_if_none=("succeeded_at",))
+                                         same=dict(claim_token=None, updated_at=now), keep_if_none=("succeeded_at",),
+                                         insert=(WebhookAttempt, attempts))
+
+
+def _attempt(outcome: Outcome) -> dict:
+    """The attempt row of a result."""
+    work = outcome.work
+    return dict(id=ids.new_uuid(), delivery=work.delivery_id, number=work.number,
+                outcome="succeeded" if outcome.ok else "failed", started_at=outcome.started_at,
+                status_code=outcome.status_code, latency_ms=outcome.latency_ms,
+                error=outcome.error, response_excerpt=outcome.excerpt)
+
+
+def _counts_for_health(work: Work) -> bool:
+    """Whether this attempt's result counts for its endpoint's health (an enabled endpoint's)."""
+    return work.endpoint_id is not None and work.endpoint_enabled
+
+
+def _may_change_health(outcome: Outcome) -> bool:
+    """Whether this result, if written, could change its endpoint's health (`_update_endpoint_health`):
+    a failure may mark the endpoint failing or disable it, a success clears its failing mark.
+    Asked of each result before the write, since which are written is known only after it (and
+    the endpoint's health is decided from those alone)."""
+    return _counts_for_health(outcome.work) and (not outcome.ok or outcome.work.endpoint_failing_since is not None)
 
 
 def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.datetime) -> None:
+    """The endpoint's health after these results were written (only results for which
+    `_may_change_health` holds may change it: they are written in a transaction with it)."""
     failing_since = results[0].work.endpoint_failing_since
     where = WebhookEndpoint.id == endpoint_id
     if any(result.status_code == 410 for result in results):
