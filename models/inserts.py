@@ -1,14 +1,11 @@
-"""INSERT of one new row, its SQL text compiled once per model, database kind and column list.
-
-Peewee builds an INSERT's SQL anew on every call: on the create-invoice path (two INSERTs a
-request) that was a quarter of the request's CPU (docs/performance.md, "Create invoice"). The
-columns and their conversions still come from the model alone; only the SQL text is remembered.
+"""INSERT of new rows, its SQL text compiled once per model, database kind and column list
+(models/compiled.py). The columns and their conversions still come from the model alone.
 """
 from __future__ import annotations
 
 import peewee as pw
 
-_compiled: dict[tuple, str] = {}
+from models import compiled
 
 
 def insert(instance: pw.Model) -> pw.Model:
@@ -50,14 +47,5 @@ def new_rows(model: type[pw.Model], rows: list[dict]) -> tuple[list[pw.Field], l
 
 def _execute(model: type[pw.Model], columns: list, rows: int | None, params: list, build) -> None:
     """Run the INSERT with `params`, its text compiled by peewee (`build()`) the first time for
-    this model, database kind, column list and number of rows (None: one row's `insert`)."""
-    database = model._meta.database
-    key = (model, type(getattr(database, "obj", database)), tuple(field.name for field in columns), rows)
-    sql = _compiled.get(key)
-    if sql is None:
-        sql, peewee_params = build().sql()
-        if list(peewee_params) == params:        # the same values peewee would send: safe to reuse
-            _compiled[key] = sql
-        else:
-            params = peewee_params
-    database.execute_sql(sql, params)
+    this model, column list and number of rows (None: one row's `insert`)."""
+    compiled.execute(("insert", model, tuple(field.name for field in columns), rows), params, build)

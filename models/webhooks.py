@@ -26,8 +26,10 @@ class WebhookEndpoint(BaseModel):
     created_at = pw.DateTimeField()
     updated_at = pw.DateTimeField()
 
-    def subscribes_to(self, event_type: str) -> bool:
-        return "*" in self.events or event_type in self.events
+
+def subscribes(events: list[str], event_type: str) -> bool:
+    """Whether an endpoint subscribed to `events` gets events of `event_type`."""
+    return "*" in events or event_type in events
 
 
 class WebhookDelivery(BaseModel):

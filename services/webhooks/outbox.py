@@ -18,11 +18,11 @@ import peewee as pw
 from core import ids
 from infra import claims, nudges
 from infra.locks import write_transaction
-from models import inserts
+from models import compiled, inserts
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
-from models.webhooks import WebhookDelivery, WebhookEndpoint
+from models.webhooks import WebhookDelivery, WebhookEndpoint, subscribes
 
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
@@ -42,38 +42,60 @@ def nudge_delivery() -> None:
     nudges.nudge("webhooks", DELIVER_JOB)
 
 
-def _targets(event: Event) -> list[dict]:
-    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback
-    (`event` as `_mark_dispatched` read it). A storefront installation's endpoint gets only the
-    invoices created through that installation (its dedicated key), never the store's others
-    (docs/webhooks.md#storefront-installations)."""
-    endpoints = (WebhookEndpoint.select(WebhookEndpoint, Integration.id.alias("installation"))
-                 .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
-                 .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
-                 .order_by(WebhookEndpoint.created_at).objects())
-    targets = [{"endpoint": endpoint.id, "target_key": endpoint.public_id, "url": None,
-                "healthy": endpoint.failing_since is None}
-               for endpoint in endpoints if endpoint.subscribes_to(event.type)
-               and (endpoint.installation is None or endpoint.installation == event.invoice_installation)]
+@dataclass(frozen=True)
+class Dispatching:
+    """An event being fanned out, with what its fan-out needs of its invoice."""
+    id: object
+    store_id: object
+    type: str
+    callback_url: str | None            # the invoice's legacy callback
+    invoice_installation: object        # the storefront installation that created the invoice
+
+
+def _targets(event: Dispatching) -> list[dict]:
+    """The enabled endpoints subscribed to the event's kind, and the invoice's legacy callback.
+    A storefront installation's endpoint gets only the invoices created through that
+    installation (its dedicated key), never the store's others
+    (docs/webhooks.md#storefront-installations). Read from text compiled once (models/compiled.py):
+    a fan-out runs for every event."""
+    params = [WebhookEndpoint.store.db_value(event.store_id), True]
+    endpoints = compiled.execute(("fan-out targets",), params, lambda: (
+        WebhookEndpoint.select(WebhookEndpoint.id, WebhookEndpoint.public_id, WebhookEndpoint.events,
+                               WebhookEndpoint.failing_since, Integration.id)
+        .join(Integration, pw.JOIN.LEFT_OUTER, on=(Integration.webhook_endpoint == WebhookEndpoint.id))
+        .where((WebhookEndpoint.store == event.store_id) & (WebhookEndpoint.enabled == True))  # noqa: E712
+        .order_by(WebhookEndpoint.created_at)))
+    targets = []
+    for endpoint_id, public_id, events, failing_since, installation in endpoints.fetchall():
+        installation = Integration.id.python_value(installation)
+        if (subscribes(WebhookEndpoint.events.python_value(events), event.type)
+                and (installation is None or installation == event.invoice_installation)):
+            targets.append({"endpoint": WebhookEndpoint.id.python_value(endpoint_id), "target_key": public_id,
+                            "url": None, "healthy": failing_since is None})
     if event.callback_url:
         # The legacy callback receives every kind, like an endpoint subscribed to ["*"].
         targets.append({"endpoint": None, "target_key": CALLBACK_TARGET, "url": event.callback_url, "healthy": True})
     return targets
 
 
-def _mark_dispatched(event_id, *, now: dt.datetime) -> Event | None:
+def _mark_dispatched(event_id, *, now: dt.datetime) -> Dispatching | None:
     """Mark the event dispatched unless it already is, and read what its fan-out needs, its
     invoice's legacy callback and installation among it: one statement (RETURNING: SQLite 3.35+
-    has it too). None when the event is unknown or another worker dispatched it."""
-    of_its_invoice = Invoice.select().where(Invoice.id == Event.invoice)
-    marked = (Event.update(dispatched_at=now).where((Event.id == event_id) & Event.dispatched_at.is_null())
-              .returning(Event.id, Event.store, Event.type,
-                         of_its_invoice.select(Invoice.callback_url).alias("callback_url"),
-                         of_its_invoice.select(Invoice.integration_id).alias("invoice_installation")).execute())
-    event = next(iter(marked), None)
-    if event is not None:       # a subquery's value comes as the driver gives it, not through the field
-        event.invoice_installation = Invoice.integration_id.python_value(event.invoice_installation)
-    return event
+    has it too), its text compiled once. None when the event is unknown or another worker
+    dispatched it."""
+    params = [Event.dispatched_at.db_value(now), Event.id.db_value(event_id)]
+
+    def mark():
+        of_its_invoice = Invoice.select().where(Invoice.id == Event.invoice)
+        return (Event.update(dispatched_at=now).where((Event.id == event_id) & Event.dispatched_at.is_null())
+                .returning(Event.id, Event.store, Event.type, of_its_invoice.select(Invoice.callback_url),
+                           of_its_invoice.select(Invoice.integration_id)))
+    row = compiled.execute(("mark event dispatched",), params, mark).fetchone()
+    if row is None:
+        return None
+    event_id, store_id, event_type, callback_url, installation = row
+    return Dispatching(Event.id.python_value(event_id), Event.store.python_value(store_id), event_type, callback_url,
+                       Invoice.integration_id.python_value(installation))
 
 
 @dataclass
@@ -121,9 +143,11 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
 
 def _undispatched(*, now: dt.datetime, grace: dt.timedelta, batch: int) -> list:
     """Events not dispatched and older than `grace`, oldest first (the partial index event_undispatched)."""
-    return [event_id for (event_id,) in Event.select(Event.id)
-            .where(Event.dispatched_at.is_null() & (Event.created_at <= now - grace))
-            .order_by(Event.created_at).limit(batch).tuples()]
+    cutoff = now - grace
+    rows = compiled.execute(("undispatched events",), [Event.created_at.db_value(cutoff), batch], lambda: (
+        Event.select(Event.id).where(Event.dispatched_at.is_null() & (Event.created_at <= cutoff))
+        .order_by(Event.created_at).limit(batch)))
+    return [Event.id.python_value(event_id) for (event_id,) in rows.fetchall()]
 
 
 def relay(*, now: dt.datetime, grace: dt.timedelta = RELAY_GRACE, batch: int = RELAY_BATCH,

@@ -6,7 +6,7 @@ import pytest
 
 from core import ids
 from core.clock import utcnow
-from models import inserts
+from models import compiled, inserts
 from models.base import db
 from models.events import Event
 from models.invoices import Invoice
@@ -48,13 +48,13 @@ def test_the_row_matches_what_model_create_writes(store):
 
 
 def test_the_sql_is_compiled_once_per_column_list_and_reused(store):
-    inserts._compiled.clear()
+    compiled._texts.clear()
     with db.connection_context():
         for _ in range(3):
             inserts.insert(_invoice(store))
         inserts.insert(_invoice(store, customer_id="3f0c4a52-1b7e-4b2a-9c55-4d2f3c1e0a11"))
         assert Invoice.select().where(Invoice.store == store.id).count() == 4
-    assert len([key for key in inserts._compiled if key[0] is Invoice]) == 2
+    assert len([key for key in compiled._texts if key[:2] == ("insert", Invoice)]) == 2
 
 
 def test_an_event_row_keeps_its_json_payload(store):
@@ -67,7 +67,7 @@ def test_an_event_row_keeps_its_json_payload(store):
 
 
 def test_many_rows_are_written_as_insert_many_writes_them_and_compiled_once_per_count(store):
-    inserts._compiled.clear()
+    compiled._texts.clear()
     with db.connection_context():
         invoice = inserts.insert(_invoice(store))
 
@@ -86,7 +86,7 @@ def test_many_rows_are_written_as_insert_many_writes_them_and_compiled_once_per_
         assert inserts.insert_rows(Event, events(3)) == 3 and inserts.insert_rows(Event, events(2)) == 2
         assert inserts.insert_rows(Event, []) == 0
         assert Event.select().where(Event.invoice == invoice.id).count() == 11
-    assert sorted(key[3] for key in inserts._compiled if key[0] is Event) == [2, 3]
+    assert sorted(key[3] for key in compiled._texts if key[:2] == ("insert", Event)) == [2, 3]
 
 
 def test_rows_naming_different_fields_are_refused_not_cut_to_the_first_rows_columns(store):

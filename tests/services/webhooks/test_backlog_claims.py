@@ -10,6 +10,7 @@ import pytest
 
 from core.clock import utcnow
 from infra import claims
+from models import compiled
 from models.base import db, is_postgres
 from models.webhooks import WebhookAttempt, WebhookDelivery
 from services.webhooks import outbox, webhook_delivery
@@ -249,3 +250,15 @@ def test_hanging_receivers_hold_up_the_others_attempts_by_a_fraction_of_a_second
         release.set()
         run.join(30)
     assert not run.is_alive()
+
+
+def test_the_fan_outs_reads_run_from_text_compiled_once(client, auth, receiver, policy):
+    """A fan-out runs for every event: its reads are compiled by peewee once (models/compiled.py),
+    which holds only while the values passed are exactly those peewee would bind."""
+    make_endpoint(client, auth, receiver.url("/hook"))
+    create_invoice(client, auth)
+    with db.connection_context():
+        webhook_delivery.fan_out_and_deliver(policy)
+    for key in ("undispatched events", "mark event dispatched", "fan-out targets"):
+        assert compiled.is_compiled((key,)), key
+    receiver.wait_for(1)
