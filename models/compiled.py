@@ -14,12 +14,12 @@ from models.base import db
 _texts: dict[tuple, str] = {}
 
 
-def execute(key: tuple, params: list, build):
+def execute(key: tuple, params: list, build, *, database=db):
     """Run the query `build()` makes with `params` (the values peewee would bind, converted by
-    their fields' `db_value`, in its order); its text compiled the first time for `key` and the
-    database kind. `key` must name everything that shapes the text (never a value). Returns the
-    cursor."""
-    full_key = (*key, type(getattr(db, "obj", db)))
+    their fields' `db_value`, in its order) on `database` (the models' own unless given: a model
+    bound elsewhere brings its own); its text compiled the first time for `key` and the database
+    kind. `key` must name everything that shapes the text (never a value). Returns the cursor."""
+    full_key = (*key, _kind(database))
     sql = _texts.get(full_key)
     if sql is None:
         sql, peewee_params = build().sql()
@@ -27,9 +27,13 @@ def execute(key: tuple, params: list, build):
             _texts[full_key] = sql
         else:
             params = peewee_params
-    return db.execute_sql(sql, params)
+    return database.execute_sql(sql, params)
 
 
-def is_compiled(key: tuple) -> bool:
+def is_compiled(key: tuple, *, database=db) -> bool:
     """Whether `key`'s text is remembered (tests: a caller whose values differ from peewee's never is)."""
-    return (*key, type(getattr(db, "obj", db))) in _texts
+    return (*key, _kind(database)) in _texts
+
+
+def _kind(database) -> type:
+    return type(getattr(database, "obj", database))       # behind the models' Proxy, the database itself

@@ -48,4 +48,5 @@ def new_rows(model: type[pw.Model], rows: list[dict]) -> tuple[list[pw.Field], l
 def _execute(model: type[pw.Model], columns: list, rows: int | None, params: list, build) -> None:
     """Run the INSERT with `params`, its text compiled by peewee (`build()`) the first time for
     this model, column list and number of rows (None: one row's `insert`)."""
-    compiled.execute(("insert", model, tuple(field.name for field in columns), rows), params, build)
+    compiled.execute(("insert", model, tuple(field.name for field in columns), rows), params, build,
+                     database=model._meta.database)
