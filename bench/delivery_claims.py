@@ -10,6 +10,10 @@ transaction rolled back so every claim meets the same rows; the median is report
 baseline is the same claim with the smallest backlog: the ratio says how much a claim slows as
 the backlog grows (goal <= 1.5 from the smallest to the largest backlog), and every claim must take
 as many of the other store's deliveries as its cap allows, at every size (fairness).
+
+Then the known limit (docs/performance.md): a claim walks every target with a pending delivery,
+due or not, so `--waiting-targets` more stores, each with one legacy-callback retry due an hour
+from now (as a failing receiver's would be), are added and the claim timed again.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ def options() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backlogs", default="500,5000,50000")
     parser.add_argument("--claims", type=int, default=30)
+    parser.add_argument("--waiting-targets", default="1000,5000")
     return parser.parse_args()
 
 
@@ -94,8 +99,32 @@ def main():
             print(f"backlog {size:>6}: claim of {claimed.taken} in {median * 1000:.2f} ms (median of {args.claims}); "
                   f"the other store's new deliveries taken: {sorted(others)}", flush=True)
             assert others == {policy.caps.per_store}, "a claim left the other store's new deliveries behind"
-    (smallest, base), (largest, top) = results[0], results[-1]
-    print(f"claim at {largest} due / at {smallest} due: ratio {top / base:.2f} (goal <= 1.5); load {stack.load()}")
+        (smallest, base), (largest, top) = results[0], results[-1]
+        print(f"claim at {largest} due / at {smallest} due: ratio {top / base:.2f} (goal <= 1.5); load {stack.load()}",
+              flush=True)
+        waiting = 0
+        for count in [int(count) for count in args.waiting_targets.split(",") if count]:
+            for number in range(waiting, count):
+                store = stores.create_store(name=f"waiting {number}", payout_wallet="waiting.near", now=now)
+                retried = Event.create(id=ids.new_uuid(), public_id=ids.new_public_id("evt_"), store=store.id,
+                                       type="invoice.created", payload={}, created_at=now, dispatched_at=now)
+                inserts.insert_rows(WebhookDelivery, [dict(
+                    id=ids.new_uuid(), public_id=ids.new_public_id("whd_"), store=store.id, event=retried.id,
+                    status="pending", attempts=1, next_attempt_at=now + dt.timedelta(hours=1), created_at=now,
+                    updated_at=now, endpoint=None, target_key="callback_url", url="http://127.0.0.1:9/callback")])
+            waiting = count
+            db.execute_sql("ANALYZE webhook_delivery")
+            times = []
+            for number in range(args.claims):
+                with db.atomic() as transaction:
+                    began = time.perf_counter()
+                    claims.claim_deliveries_in_transaction(f"waiting-{number}", policy.caps, now=utcnow(),
+                                                           limit=policy.concurrency)
+                    times.append(time.perf_counter() - began)
+                    transaction.rollback()
+            print(f"backlog {largest} and {waiting} more targets whose deliveries all wait: claim in "
+                  f"{statistics.median(times) * 1000:.2f} ms; ratio to {smallest} due {statistics.median(times) / base:.2f} "
+                  "(the known limit: no goal)", flush=True)
 
 
 if __name__ == "__main__":
