@@ -72,7 +72,7 @@ def test_results_are_written_when_the_claim_beside_them_fails(client, auth, rece
     _sent_once_each(receiver, created)
 
 
-def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, receiver):
+def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, receiver, either_way):
     make_endpoint(client, auth, receiver.url("/one"))
     for number in range(5):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
@@ -91,11 +91,20 @@ def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, 
         assert claims.claim_deliveries("token-last", caps, now=now, limit=10) == claims.Claimed(0, False)
 
 
+@pytest.fixture(params=["rank every due delivery", "walk the targets"])
+def either_way(request, monkeypatch):
+    """A claim ranks every due delivery while there are at most RANK_ALL_UP_TO, and walks the
+    targets beyond that (infra/claims.py): the tests that take this run both ways."""
+    if request.param == "walk the targets":
+        monkeypatch.setattr(claims, "RANK_ALL_UP_TO", 0)
+    return request.param
+
+
 def test_a_claim_takes_each_targets_oldest_due_deliveries_walking_past_targets_with_none_due(
-        client, auth, store, receiver):
-    """Claims read target by target (an endpoint; a store's legacy callbacks count as one): every
-    target with a delivery due gives its oldest, one whose deliveries are all scheduled later
-    gives none and does not stop the walk, and what a target's cap leaves is reported."""
+        client, auth, store, receiver, either_way):
+    """Every target (an endpoint; a store's legacy callbacks count as one) with a delivery due
+    gives its oldest, one whose deliveries are all scheduled later gives none and does not stop
+    the walk, and what a target's cap leaves is reported."""
     for name in ("a", "b", "c"):
         make_endpoint(client, auth, receiver.url(f"/{name}"))
     for number in range(5):
@@ -124,7 +133,7 @@ def test_a_claim_takes_each_targets_oldest_due_deliveries_walking_past_targets_w
 
 
 def test_a_claim_skips_a_due_delivery_another_transaction_is_writing_instead_of_waiting(
-        client, auth, store, receiver):
+        client, auth, store, receiver, either_way):
     """PostgreSQL: a due row locked by another transaction (a late result of a lapsed claim, a
     replay) is left for a later claim; the claim neither waits for it nor fails."""
     if not is_postgres():
@@ -168,7 +177,7 @@ def _held(caps, now, token) -> int:
 
 
 def test_a_store_alone_with_quick_receivers_may_use_half_the_slots_and_no_more_once_another_is_due(
-        client, auth, other_auth, receiver):
+        client, auth, other_auth, receiver, either_way):
     caps = claims.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
     _due_to_endpoints(client, auth, receiver, endpoints=2, events=4, tag="alone")      # 8 due
     now = utcnow()
