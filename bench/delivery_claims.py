@@ -14,8 +14,9 @@ as many of the other store's deliveries as its cap allows, at every size (fairne
 Then `--waiting-targets` more stores, each with one legacy-callback retry due an hour from now (as
 a failing receiver's would be), and the claim timed again beside them, with only the other store's
 16 due and with the whole backlog due: a claim ranks every due delivery while they are few and
-walks the targets with pending deliveries beyond that (infra/claims.py), and neither may cost a
-claim more than the goal.
+walks the targets with pending deliveries beyond that (infra/claims.py). The first must stay within
+the goal; the second, thousands of waiting targets beside a big backlog, is the known limit
+(docs/performance.md), reported without one.
 """
 from __future__ import annotations
 
