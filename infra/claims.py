@@ -143,7 +143,7 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
 # A store's room is `per_store_alone` when it is the only store with deliveries due and all its
 # attempts in flight started since `quick_since`. `left_behind`: the caps left due deliveries of
 # that target or store for a later claim. `{candidates}` defines what the claim chooses among
-# (`candidates`: id, store_id, next_attempt_at, target, …): below. The rows chosen are locked
+# (`candidates`: id, store_id, next_attempt_at, target): below. The rows chosen are locked
 # SKIP LOCKED (a row another transaction is writing, such as a late result of a lapsed claim, is
 # left for a later claim rather than waited for; `{lock}` is empty on SQLite, which has one writer).
 _CHOSEN = """
@@ -196,7 +196,7 @@ RANK_ALL_UP_TO = 200         # walking was already the quicker at 500 due (docs/
 _DUE = """SELECT d.id, d.store_id, d.next_attempt_at, COALESCE(d.endpoint_id, d.store_id) AS target
     FROM webhook_delivery d WHERE d.status = 'pending' AND d.next_attempt_at <= {now}"""
 _AMONG = "candidates AS (" + _DUE + " AND {among})"
-_PENDING_TARGETS = """due_count AS (
+_DUE_CANDIDATES = """due_count AS (
     SELECT COUNT(*) AS due FROM (SELECT 1 FROM webhook_delivery WHERE status = 'pending' AND next_attempt_at <= {now}
                                  LIMIT {rank_all_up_to} + 1) AS sample
 ), targets(target) AS (
@@ -216,11 +216,11 @@ _PENDING_TARGETS = """due_count AS (
 _OLDEST_DUE_OF_TARGET = """SELECT {columns} FROM webhook_delivery x
         WHERE x.status = 'pending' AND COALESCE(x.endpoint_id, x.store_id) = t.target AND x.next_attempt_at <= {now}
         ORDER BY x.next_attempt_at, x.id LIMIT {per_target} + 1"""
-_EACH_TARGET_POSTGRES = _PENDING_TARGETS.replace("{each_target}", """SELECT d.id, d.store_id, d.next_attempt_at, t.target
+_DUE_CANDIDATES_POSTGRES = _DUE_CANDIDATES.replace("{each_target}", """SELECT d.id, d.store_id, d.next_attempt_at, t.target
     FROM targets t CROSS JOIN LATERAL (""" + _OLDEST_DUE_OF_TARGET.replace(
     "{columns}", "x.id, x.store_id, x.next_attempt_at") + """) d
     WHERE t.target IS NOT NULL""")
-_EACH_TARGET_SQLITE = _PENDING_TARGETS.replace("{each_target}", """SELECT d.id, d.store_id, d.next_attempt_at, t.target
+_DUE_CANDIDATES_SQLITE = _DUE_CANDIDATES.replace("{each_target}", """SELECT d.id, d.store_id, d.next_attempt_at, t.target
     FROM targets t CROSS JOIN webhook_delivery d
     WHERE t.target IS NOT NULL AND d.id IN (""" + _OLDEST_DUE_OF_TARGET.replace("{columns}", "x.id") + ")")
 _CLAIM = """UPDATE webhook_delivery SET claim_token = {token}, attempts = webhook_delivery.attempts + 1, last_attempt_at = {now},
@@ -270,7 +270,7 @@ _CLAIM_POSTGRES = {
     among: "SELECT pg_advisory_xact_lock(%(lock_key)s);\n"
            + _chosen_sql(lambda name: f"%({name})s", lock="FOR UPDATE OF d SKIP LOCKED",
                          candidates=_AMONG.replace("{among}", "d.id = ANY(%(among)s::uuid[])") if among
-                         else _EACH_TARGET_POSTGRES)
+                         else _DUE_CANDIDATES_POSTGRES)
            + ", claimed AS (" + _CLAIM.format(token="%(token)s", now="%(now)s", lease_end="%(lease_end)s")
            + " FROM chosen WHERE webhook_delivery.id = chosen.id RETURNING "
            + ", ".join(f"webhook_delivery.{column}" for column in _CLAIMED_COLUMNS.split(", "))
@@ -289,7 +289,7 @@ def _claim_within_caps_postgres(values: dict) -> list[dict]:
 _CHOSEN_SQLITE = {
     among: _chosen_sql(lambda name: f":{name}", lock="",
                        candidates=_AMONG.replace("{among}", "d.id IN (SELECT value FROM json_each(:among))") if among
-                       else _EACH_TARGET_SQLITE)
+                       else _DUE_CANDIDATES_SQLITE)
            + "SELECT * FROM chosen"
     for among in (False, True)
 }
