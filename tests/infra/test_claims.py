@@ -1,12 +1,12 @@
 """Batch claims: disjoint between claimers, a lapsed lease is claimable again, release is guarded."""
 import datetime as dt
-import threading
 
 from core.clock import utcnow
 from infra import claims
 from models.base import db, is_postgres
 from models.polls import PollState
 from tests import factories
+from tests.support.concurrency import run_at_once
 
 
 def _due():
@@ -46,20 +46,13 @@ def test_concurrent_claimers_never_share_an_invoice(store):
     now = utcnow()
     for _ in range(60):
         factories.make_invoice(store, next_poll_at=now)
-    results, errors = [], []
+    results = []
 
     def claimer():
-        try:
-            for _ in range(10):
-                results.extend(_claim(now, limit=4)[1])
-        except Exception as error:   # collected, so a failing thread fails the test
-            errors.append(error)
+        for _ in range(10):
+            results.extend(_claim(now, limit=4)[1])
 
-    threads = [threading.Thread(target=claimer) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = run_at_once(claimer, 4)
     assert len(results) == len(set(results))
     if is_postgres():          # SKIP LOCKED: nobody waits, nobody fails, everything is claimed once
         assert not errors and len(results) == 60

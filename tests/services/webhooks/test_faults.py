@@ -6,7 +6,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 
 import pytest
 from rq import SimpleWorker
@@ -20,6 +19,7 @@ from models.webhooks import WebhookAttempt
 from services.webhooks import webhook_delivery
 from tests.services.webhooks.conftest import pump
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
+from tests.support.concurrency import run_at_once
 from tests.support.processes import ROOT
 
 
@@ -71,21 +71,12 @@ def test_two_delivery_runs_at_once_never_send_one_delivery_twice(client, auth, r
         from services.webhooks import outbox
 
         outbox.relay(now=utcnow(), grace=dt.timedelta(0))
-    errors = []
 
     def run():
-        try:
-            with db.connection_context():
-                webhook_delivery.deliver_due(policy)
-        except Exception as error:          # surfaced below: a failed thread fails the test
-            errors.append(error)
+        with db.connection_context():
+            webhook_delivery.deliver_due(policy)
 
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert errors == []
+    assert run_at_once(run, 3) == []
     receiver.wait_for(20)
     delivery_ids = [r.headers["X-Tender-Delivery-Id"] for r in receiver.requests]
     assert len(delivery_ids) == 20 and len(set(delivery_ids)) == 20
