@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import re
 from urllib.parse import urlsplit
 
+from core import currencies
+
 
 class ConfigError(Exception):
     """A configuration variable is missing or malformed; str(error) names it."""
@@ -335,8 +337,8 @@ class _Env:
         if raw is None:
             return default
         codes = tuple(code.strip().upper() for code in raw.split(",") if code.strip())
-        if not codes or any(not re.fullmatch(r"[A-Z]{3}", code) for code in codes):
-            raise ConfigError(f"{name}: must be comma-separated three-letter ISO 4217 codes (got {raw!r})")
+        if not codes or any(not currencies.is_currency(code) for code in codes):
+            raise ConfigError(f"{name}: must be comma-separated ISO 4217 currency codes (got {raw!r})")
         return codes
 
 

@@ -21,11 +21,12 @@ from schemas.webhooks import EventObject, EventSchema
 
 PUBLIC_PREFIX = "/v1/public/"
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
-_FIAT_INPUT = r"^(?=.*[1-9])\d{1,12}(\.\d{1,2})?$"         # zero is refused: the lookahead wants a 1-9
+# Fiat: the currency's minor units (none for JPY, two for USD, three for KWD, at most four).
+_FIAT_INPUT = r"^(?=.*[1-9])\d{1,12}(\.\d{1,4})?$"         # zero is refused: the lookahead wants a 1-9
 _CRYPTO_INPUT = r"^(?=.*[1-9])\d{1,18}(\.\d{1,18})?$"
-# Responses: fiat with exactly two decimals, crypto with at least two; a signed amount (a difference)
+# Responses: fiat with exactly its currency's minor units, crypto with at least two; a signed amount (a difference)
 # is negative when fees were taken.
-_FIAT_OUTPUT = r"^{sign}\d+\.\d{{2}}$"
+_FIAT_OUTPUT = r"^{sign}\d+(\.\d{{1,4}})?$"
 _CRYPTO_OUTPUT = r"^{sign}\d+\.\d{{2,}}$"
 
 

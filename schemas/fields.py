@@ -1,34 +1,61 @@
 """Field types the API shares: amounts as strings, UTC timestamps, public ids."""
+from collections.abc import Mapping
 import datetime as dt
 from decimal import Decimal
 
 from marshmallow import ValidationError, fields
 
-from core import clock, ids, money, urls
+from core import clock, currencies, ids, money, urls
 from core.metadata import clean_metadata
 
 
 class AmountString(fields.Field):
     """A positive decimal *string* (JSON numbers are refused); loads to Decimal. `signed`: a response
-    amount that may be negative (a difference)."""
+    amount that may be negative (a difference).
 
-    def __init__(self, *, fiat: bool = True, signed: bool = False, **kwargs):
+    A fiat amount has its currency's minor units (core/money.py): `currency` names the sibling field
+    (or the object's attribute) that holds it. A request without it is read with the currency field's
+    default; one whose currency is elsewhere (a refund's invoice) is checked by its service."""
+
+    def __init__(self, *, fiat: bool = True, signed: bool = False, currency: str = "currency", **kwargs):
         super().__init__(**kwargs)
         self.fiat = fiat
         self.signed = signed
+        self.currency = currency
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, str):
             raise ValidationError("must be a decimal string such as \"10.00\", not a number")
         try:
-            return money.parse_amount(value, fiat=self.fiat)
+            return money.parse_fiat(value, self._request_currency(data)) if self.fiat else money.parse_crypto(value)
         except ValueError as error:
             raise ValidationError(str(error)) from None
+
+    def _request_currency(self, data) -> str | None:
+        if isinstance(data, Mapping) and self.currency in data:
+            return data[self.currency]
+        sibling = self.parent.fields.get(self.currency) if self.parent else None
+        default = getattr(sibling, "load_default", None)
+        return default if isinstance(default, str) else None
 
     def _serialize(self, value, attr, obj, **kwargs):
         if value is None:
             return None
-        return money.format_fiat(value) if self.fiat else money.format_crypto(value)
+        if not self.fiat:
+            return money.format_crypto(value)
+        currency = obj.get(self.currency) if isinstance(obj, Mapping) else getattr(obj, self.currency, None)
+        return money.format_fiat(value, currency)
+
+
+class CurrencyCode(fields.String):
+    """An ISO 4217 currency code (core/currencies.py), upper-case; whether it is enabled is the
+    service's question (SUPPORTED_CURRENCIES)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        code = super()._deserialize(value, attr, data, **kwargs)
+        if not currencies.is_currency(code):
+            raise ValidationError("must be an upper-case ISO 4217 currency code such as USD")
+        return code
 
 
 def one_of(values, **kwargs) -> fields.String:

@@ -4,9 +4,8 @@ from marshmallow import RAISE, Schema, fields, validate
 from core import urls
 from models.invoices import STATUSES
 from schemas.common import ListQuerySchema
-from schemas.fields import (AmountString, HttpUrl, Metadata, PublicId, StrictString, UtcDateTime,
-                            UuidString, one_of)
-_CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
+from schemas.fields import (AmountString, CurrencyCode, HttpUrl, Metadata, PublicId, StrictString,
+                            UtcDateTime, UuidString, one_of)
 
 
 class InvoiceCreateSchema(Schema):
@@ -14,9 +13,9 @@ class InvoiceCreateSchema(Schema):
         unknown = RAISE
 
     amount = AmountString(required=True)
-    currency = fields.String(load_default="USD", validate=_CURRENCY)
-    order_amount = AmountString(load_default=None)
-    order_currency = fields.String(load_default=None, validate=_CURRENCY)
+    currency = CurrencyCode(load_default="USD")
+    order_amount = AmountString(load_default=None, currency="order_currency")
+    order_currency = CurrencyCode(load_default=None)
     external_order_id = StrictString(load_default=None, validate=validate.Length(min=1, max=128))
     store_id = fields.String(load_default=None, validate=validate.Length(max=64))
     customer_id = UuidString(load_default=None)
@@ -48,7 +47,7 @@ class InvoiceSchema(Schema):
     status = one_of(STATUSES)
     amount = AmountString()
     currency = fields.String()
-    order_amount = AmountString()
+    order_amount = AmountString(currency="order_currency")
     order_currency = fields.String()
     paid_amount = AmountString(allow_none=True)
     refunded_amount = AmountString(allow_none=True, metadata={

@@ -6,9 +6,8 @@ from core.display_text import is_blank, spoofing_problem
 from models.invoices import STATUSES as INVOICE_STATUSES
 from models.payment_links import AMOUNT_MODES, STATUSES, USAGES
 from schemas.common import ListQuerySchema
-from schemas.fields import AmountString, StrictString, UtcDateTime, one_of
+from schemas.fields import AmountString, CurrencyCode, StrictString, UtcDateTime, one_of
 
-_CURRENCY = validate.Regexp(r"^[A-Z]{3}$", error="must be a three-letter upper-case ISO 4217 code")
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")
 
 
@@ -44,7 +43,7 @@ class PaymentLinkCreateSchema(Schema):
     amount = AmountString(allow_none=True)
     min_amount = AmountString(allow_none=True)
     max_amount = AmountString(allow_none=True)
-    currency = fields.String(load_default="USD", validate=_CURRENCY)
+    currency = CurrencyCode(load_default="USD")
     allow_multiple_payments = StrictBoolean(load_default=True)
     public_visible = StrictBoolean(load_default=True)
 

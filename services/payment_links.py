@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 
-from core import ids
+from core import ids, money
 from core.errors import BadRequest, NotFound, validation_error
 from infra import lookups
 from infra.pagination import Page, PageRequest, paginate
@@ -94,6 +94,8 @@ def list_for_store(store: Store, filters: dict, page: PageRequest) -> Page:
 def update_link(link: PaymentLink, changes: dict, *, now: dt.datetime) -> PaymentLink:
     """PATCH: any of title, pricing, allow_multiple_payments, public_visible."""
     current = _pricing_of(link)
+    for name in ("amount", "min_amount", "max_amount"):
+        money.check_fiat_places(changes.get(name), link.currency, name)
     pricing = resolve_pricing(current, {name: changes[name] for name in PRICING_FIELDS if name in changes})
     if link.checkout_started_at is not None:
         changed = [name for name in PRICING_FIELDS if pricing[name] != current[name]]
@@ -173,18 +175,16 @@ def check_checkout_amount(link: PaymentLink, amount: Decimal | None) -> Decimal:
         return link.amount
     if amount is None:
         raise validation_error("amount", "is required: this link lets the buyer choose the amount")
+    money.check_fiat_places(amount, link.currency, "amount")
     low, high = link.min_amount, link.max_amount
     if (low is not None and amount < low) or (high is not None and amount > high):
-        raise BadRequest("amount_out_of_range", f"amount must be {_range_text(low, high)}.", param="amount",
-                          details={"min_amount": _text(low), "max_amount": _text(high)})
+        low_text, high_text = money.format_fiat(low, link.currency), money.format_fiat(high, link.currency)
+        raise BadRequest("amount_out_of_range", f"amount must be {_range_text(low_text, high_text)}.",
+                         param="amount", details={"min_amount": low_text, "max_amount": high_text})
     return amount
 
 
-def _text(value):
-    return None if value is None else str(value.quantize(Decimal("0.01")))
-
-
-def _range_text(low, high) -> str:
+def _range_text(low: str | None, high: str | None) -> str:
     if low is not None and high is not None:
-        return f"between {_text(low)} and {_text(high)}"
-    return f"at least {_text(low)}" if low is not None else f"at most {_text(high)}"
+        return f"between {low} and {high}"
+    return f"at least {low}" if low is not None else f"at most {high}"

@@ -22,7 +22,7 @@ def _test_environment(tmp_dir) -> dict:
         **({"REDIS_URL": os.environ["TEST_REDIS_URL"]} if os.environ.get("TEST_REDIS_URL") else {}),
         "ALLOW_PRIVATE_WEBHOOK_URLS": "1",
         "SWAP_PROVIDER": "sandbox",  # required on PostgreSQL (docs/payment-engine.md#the-sandbox)
-        "SUPPORTED_CURRENCIES": "USD,EUR",
+        "SUPPORTED_CURRENCIES": "USD,EUR,JPY,KWD",
         "PUBLIC_BASE_URL": "http://tender.test",
         "LOG_LEVEL": "INFO",        # request lines are logged, so the key-leak watch below reads them
         "EMBEDDED_JOBS": "0",       # tests run jobs themselves (tests/jobs/), never in the background

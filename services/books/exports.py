@@ -22,7 +22,7 @@ from typing import Iterator
 import peewee as pw
 from peewee import fn
 
-from core import clock, money
+from core import clock, currencies, money
 from infra import database
 from models.invoices import Invoice
 from models.refunds import Refund
@@ -57,11 +57,26 @@ class Kind:
 
 
 class _Fiat(Kind):
+    """An amount in the currency held by `currency` (a column of the same row), with exactly that
+    currency's minor units: its converter takes the amount and the row's currency."""
+
+    def __init__(self, currency):
+        self.currency = currency
+
     def converter(self, parse, *, for_csv):
         return money.format_fiat            # Decimal (PostgreSQL) or its text (SQLite) alike
 
     def sql(self, field, *, for_csv):
-        return fn.round(field, 2).cast("text")
+        return fn.round(field, _sql_minor_units(self.currency)).cast("text")
+
+
+def _sql_minor_units(currency_field) -> pw.Node:
+    """core/currencies.py's minor units as SQL: two unless the code has other."""
+    by_places = {}
+    for code, places in currencies.MINOR_UNITS.items():
+        by_places.setdefault(places, []).append(code)
+    return pw.Case(None, [(currency_field.in_(codes), places) for places, codes in sorted(by_places.items())
+                          if places != 2], 2)
 
 
 class _Crypto(Kind):
@@ -119,8 +134,9 @@ class _Json(Kind):
         return field.cast("text") if for_csv else field.cast("json")
 
 
-PLAIN, FIAT, CRYPTO, TIMESTAMP, UUID, BOOL, TEXT, JSON = (
-    Kind(), _Fiat(), _Crypto(), _Timestamp(), _Uuid(), _Bool(), _Text(), _Json())
+PLAIN, CRYPTO, TIMESTAMP, UUID, BOOL, TEXT, JSON = (
+    Kind(), _Crypto(), _Timestamp(), _Uuid(), _Bool(), _Text(), _Json())
+FIAT, ORDER_FIAT = _Fiat(Invoice.currency), _Fiat(Invoice.order_currency)
 
 
 @dataclass(frozen=True)
@@ -152,7 +168,7 @@ INVOICE_COLUMNS = (
     Column("status", Invoice.status),
     Column("swap_status", Invoice.swap_status),
     Column("amount", Invoice.amount, FIAT), Column("currency", Invoice.currency),
-    Column("order_amount", Invoice.order_amount, FIAT), Column("order_currency", Invoice.order_currency),
+    Column("order_amount", Invoice.order_amount, ORDER_FIAT), Column("order_currency", Invoice.order_currency),
     Column("paid_amount", Invoice.paid_amount, FIAT),
     Column("received_amount", Invoice.received_amount, FIAT),
     Column("difference_amount", Invoice.difference_amount, FIAT),
@@ -223,19 +239,27 @@ def _neutralised(text: str) -> str:
 
 def converted_batches(export: Export, *, for_csv: bool) -> Iterator[list[list]]:
     """Batches of rows with every value as it is exported (None stays None). Only the columns that
-    need converting are touched: this loop runs once per cell of a million-row export."""
-    converters = [(index, convert) for index, column in enumerate(export.columns)
+    need converting are touched: this loop runs once per cell of a million-row export. A fiat amount's
+    converter also gets its row's currency (`currency_at`: that column's index)."""
+    fields = [column.field for column in export.columns]
+    converters = [(index, convert, _currency_index(column, fields)) for index, column in enumerate(export.columns)
                   if (convert := column.converter(for_csv=for_csv)) is not None]
     for rows in raw_batches(export.query):
         converted = []
         for raw in rows:
             row = list(raw)
-            for index, convert in converters:
+            for index, convert, currency_at in converters:
                 value = row[index]
                 if value is not None:
-                    row[index] = convert(value)
+                    row[index] = convert(value) if currency_at is None else convert(value, raw[currency_at])
             converted.append(row)
         yield converted
+
+
+def _currency_index(column: Column, fields: list) -> int | None:
+    if not isinstance(column.kind, _Fiat):
+        return None
+    return next(index for index, field in enumerate(fields) if field is column.kind.currency)
 
 
 def csv_chunks(export: Export) -> Iterator[str]:

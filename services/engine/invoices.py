@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from core import ids
+from core import ids, money
 from core.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, Unavailable, validation_error
 from infra import lookups
 from infra.locks import lock_row, write_transaction
@@ -28,6 +28,7 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
         raise Forbidden("store_mismatch", "store_id does not match the API key's store.", param="store_id")
     if data["currency"] not in supported_currencies:
         raise validation_error("currency", f"must be one of {', '.join(supported_currencies)}")
+    money.check_fiat_places(data.get("order_amount"), data.get("order_currency") or data["currency"], "order_amount")
     if key.kind == "integration":
         if not data.get("external_order_id"):
             raise validation_error("external_order_id", "is required for integration keys")

@@ -7,7 +7,7 @@ repeated, reordered or concurrent poll changes nothing twice, and a worker kille
 nothing half-done.
 
 Units: `paid_amount`, `received_amount` and `difference_amount` are in the invoice currency (a
-USD stablecoin output is taken at par), rounded to cents; transactions carry asset units.
+USD stablecoin output is taken at par), rounded to its minor units; transactions carry asset units.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import os
 
 import peewee as pw
 
-from core import ids
+from core import ids, money
 from core.networks import network_of
 from infra import locks
 from models.base import db
@@ -33,7 +33,6 @@ from services.engine import invoice_states, transactions
 from services.engine.quotes import deposit_status
 
 log = logging.getLogger("tender.payments")
-_CENT = Decimal("0.01")
 DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
                 base.REFUNDED, base.FAILED)
 REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
@@ -43,8 +42,9 @@ APPLY_ATTEMPTS = 3     # reads and re-applies of one answer when a concurrent wr
 REFUND_MOVE_WHEN_CLOSED = {"expired": "late_refund", "cancelled": "crossed_refund"}
 
 
-def _cents(value: Decimal) -> Decimal:
-    return value.quantize(_CENT, rounding=ROUND_HALF_UP)
+def _in_currency(value: Decimal, invoice: Invoice) -> Decimal:
+    """Rounded to the invoice currency's minor units (cents, whole yen)."""
+    return value.quantize(money.minor_unit(invoice.currency), rounding=ROUND_HALF_UP)
 
 
 def refunded_excess(status: DepositStatus) -> Decimal:
@@ -70,10 +70,10 @@ def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
     net = status.amount_in - excess
     if status.amount_in_usd is not None and status.amount_in > 0:
         if excess and status.refunded_amount_usd is not None:
-            return _cents(status.amount_in_usd - status.refunded_amount_usd)
-        return _cents(status.amount_in_usd * net / status.amount_in)
+            return _in_currency(status.amount_in_usd - status.refunded_amount_usd, invoice)
+        return _in_currency(status.amount_in_usd * net / status.amount_in, invoice)
     if invoice.amount_due:
-        return _cents(invoice.amount * net / invoice.amount_due)
+        return _in_currency(invoice.amount * net / invoice.amount_due, invoice)
     return None
 
 
@@ -187,7 +187,7 @@ def _on_success(answer: invoice_states.Answer, status: DepositStatus, now: dt.da
                     token=current.output_asset, amount=status.amount_out, from_wallet=None,
                     to_wallet=store.payout_wallet, status="confirmed")
     # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
-    received = _cents(status.amount_out)
+    received = _in_currency(status.amount_out, current)
     answer.move("settle", received_amount=received, difference_amount=received - current.paid_amount,
                 swap_status=None, settled_at=now, review_reason=None)
 

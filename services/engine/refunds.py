@@ -19,7 +19,7 @@ import logging
 
 import peewee as pw
 
-from core import ids, networks
+from core import ids, money, networks
 from core.networks import network_of
 from core.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable, validation_error
 from infra import lookups
@@ -77,7 +77,7 @@ def is_refundable_state(invoice: Invoice) -> bool:
 def _over_refundable(invoice: Invoice, amount: Decimal) -> BadRequest:
     left = refundable_amount(invoice)
     return BadRequest("refund_exceeds_refundable",
-                      f"amount: at most {left:.2f} {invoice.currency} of invoice {invoice.public_id} "
+                      f"amount: at most {money.format_fiat(left, invoice.currency)} {invoice.currency} of invoice {invoice.public_id} "
                       "can still be refunded.", param="amount")
 
 
@@ -92,6 +92,7 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
                          f"{' and still converting' if invoice.swap_status else ''}; only a paid, settled "
                          "invoice can be refunded.")
     amount = data["amount"]
+    money.check_fiat_places(amount, invoice.currency, "amount")
     if amount > refundable_amount(invoice):
         raise _over_refundable(invoice, amount)
     store = Store.get_by_id(invoice.store_id)

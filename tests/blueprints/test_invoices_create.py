@@ -121,6 +121,37 @@ def test_bad_amounts_are_refused(client, auth, amount):
     assert invoice_count() == 0
 
 
+@pytest.mark.parametrize("currency, amount, written", [
+    ("JPY", "1500", "1500"), ("KWD", "1.25", "1.250"), ("KWD", "1.005", "1.005"), ("EUR", "9.9", "9.90"),
+])
+def test_amounts_are_written_with_their_currency_minor_units(client, auth, currency, amount, written):
+    response = create(client, auth, amount=amount, currency=currency)
+    assert response.status_code == 201 and response.get_json()["amount"] == written
+    invoice = client.get(f"/v1/invoices/{response.get_json()['id']}", headers=auth).get_json()
+    assert (invoice["amount"], invoice["order_amount"], invoice["order_currency"]) == (written, written, currency)
+
+
+@pytest.mark.parametrize("currency, amount", [("JPY", "1500.5"), ("JPY", "1500.00"), ("KWD", "1.2500"),
+                                              ("USD", "10.001")])
+def test_more_decimals_than_the_currency_has_are_refused(client, auth, currency, amount):
+    body = assert_legacy_error(create(client, auth, amount=amount, currency=currency), 400, "validation_error",
+                               param="amount")
+    assert currency in body["error"]
+    assert invoice_count() == 0
+
+
+@pytest.mark.parametrize("body", [{"order_amount": "12.5", "order_currency": "JPY"},
+                                  {"order_amount": "12.555", "currency": "EUR"}])
+def test_an_order_amount_is_held_to_its_own_currency(client, auth, body):
+    assert_legacy_error(create(client, auth, **body), 400, "validation_error", param="order_amount")
+
+
+def test_an_order_amount_in_yen_is_written_as_yen(client, auth):
+    response = create(client, auth, amount="10.00", order_amount="1500", order_currency="JPY")
+    invoice = client.get(f"/v1/invoices/{response.get_json()['id']}", headers=auth).get_json()
+    assert (invoice["order_amount"], invoice["order_currency"]) == ("1500", "JPY")
+
+
 def test_amount_sent_as_a_raw_json_number_is_refused(client, auth):
     response = client.post("/v1/invoices", headers=auth, data=b'{"amount": 10.00}',
                            content_type="application/json")

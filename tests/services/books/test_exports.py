@@ -46,6 +46,13 @@ def test_invoice_csv_has_the_documented_columns_oldest_first_within_the_range(cl
     assert json.loads(rows[0]["metadata"]) == {"cart": "42", "gift": True}
 
 
+def test_amounts_are_written_with_their_currency_minor_units(client, auth, store):
+    factories.make_invoice(store, now=DAY, currency="JPY", amount=Decimal("1500"), order_currency="KWD",
+                           order_amount=Decimal("1.25"), paid_amount=Decimal("1500"))
+    for row in (csv_rows(export(client, auth))[0], jsonl_rows(export(client, auth, format="jsonl"))[0]):
+        assert (row["amount"], row["paid_amount"], row["order_amount"]) == ("1500", "1500", "1.250")
+
+
 def test_jsonl_carries_typed_values_and_metadata_as_an_object(client, auth, store):
     invoice = factories.make_invoice(store, now=DAY, metadata={"cart": "42"})
     txn = factories.make_transaction(invoice, now=DAY, amount=Decimal("0.000120"), confirmations=None)
@@ -160,6 +167,7 @@ def test_postgresql_writes_the_same_lines_as_the_python_path(app, store, kind):
         invoice = factories.make_invoice(
             store, now=DAY + dt.timedelta(minutes=index), external_order_id=text or None,
             metadata={"note": text, "n": index} if index % 2 else None, status="paid",
+            currency=["USD", "JPY", "KWD"][index % 3], order_currency=["JPY", "EUR", "BHD", "USD"][index % 4],
             amount=Decimal("1234.5"), paid_amount=Decimal("0.10"), difference_amount=Decimal("-0.13"),
             customer_id="3f0c4a52-1b7e-4b2a-9c55-4d2f3c1e0a11" if index % 3 else None,
             paid_at=DAY + dt.timedelta(minutes=index, seconds=59, microseconds=999999))
