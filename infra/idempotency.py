@@ -6,6 +6,15 @@ unique (store, scope, key) constraint lets exactly one of any number of concurre
 process, win that insert. The winner does the work and stores the response in the same
 transaction as the work itself, so the work never exists without its stored response.
 
+A request lost with its host (SIGKILL, a machine cut off) cannot release its claim, so the claim
+lapses instead: the running request renews `locked_at` every second (infra/heartbeats.py), and a
+retry takes over a claim whose renewals stopped ABANDONED_AFTER ago. The holder's last `locked_at`
+is its fencing token: the response is stored only if the claim still carries it, in the work's own
+transaction, so a request whose claim was taken over has its work rolled back and the request
+runs exactly once whoever finishes it. On SQLite nothing renews the claim (the request's own
+transaction holds the database's one write lock, which a renewal would wait for); a retry's take-over
+waits behind that same lock, then finds the request complete.
+
 A response field that carries a secret shown once (a webhook signing secret) is never stored: the
 stored body holds its SHA-256 instead, and a replay asks `reissue` for a new secret in its place
 (docs/decisions.md, "Idempotency-Key on every POST").
@@ -22,16 +31,18 @@ from typing import Callable
 import peewee as pw
 
 from core import ids
+from core.clock import utcnow
 from core.errors import BadRequest, Conflict
+from infra import heartbeats
 from infra.locks import write_transaction
 from models.base import db
 from models.payment_links import IdempotencyKey
 from models.stores import Store
 
 RETENTION = dt.timedelta(hours=24)
-# A claim still `in_progress` after this long belongs to a request that died (crash, deploy, lost
-# connection): a retry may take it over instead of getting 409 for the rest of the day.
-ABANDONED_AFTER = dt.timedelta(seconds=60)
+# A claim not renewed for this long belongs to a request that died (crash, lost host): a retry may
+# take it over. Five heartbeats: a living request on a loaded machine is not taken for dead.
+ABANDONED_AFTER = dt.timedelta(seconds=5)
 REDACTED_PREFIX = "sha256:"       # a stored secret field: its digest, never the secret
 _KEY_PATTERN = re.compile(r"^[\x20-\x7e]{1,255}$")
 
@@ -68,18 +79,42 @@ def run(store: Store, key: str, request_fingerprint: str, work: Callable[[], tup
     claim = _claim(store, key, request_fingerprint, scope=scope, now=now)
     if isinstance(claim, Outcome):
         return _with_reissued_secret(claim, secret_field, reissue)
+    held = _Held(claim.id, claim.locked_at)
+    beating = heartbeats.keep_alive(held.beat)
     try:
         with write_transaction():
             status, body = work()
+            beating.stop()
             # Stored as text in the response's own key order, so a replay is the same bytes.
-            IdempotencyKey.update(status="complete", response_status=status,
-                                  response_body=json.dumps(_redacted(body, secret_field), separators=(",", ":"))
-                                  ).where(IdempotencyKey.id == claim.id).execute()
+            stored = IdempotencyKey.update(status="complete", response_status=status,
+                                           response_body=json.dumps(_redacted(body, secret_field), separators=(",", ":"))
+                                           ).where(held.still_ours()).execute()
+            if not stored:
+                raise Conflict("idempotency_key_in_use", "This request's Idempotency-Key claim lapsed and a retry "
+                               "took it over; the retry's answer is the one kept.", param="Idempotency-Key")
     except BaseException:
-        IdempotencyKey.delete().where((IdempotencyKey.id == claim.id)
-                                      & (IdempotencyKey.status == "in_progress")).execute()
+        beating.stop()
+        IdempotencyKey.delete().where(held.still_ours()).execute()
         raise
     return Outcome(status, body, replayed=False)
+
+
+class _Held:
+    """A running request's claim, fenced by the `locked_at` it last wrote."""
+
+    def __init__(self, claim_id, locked_at: dt.datetime):
+        self.claim_id, self.locked_at = claim_id, locked_at
+
+    def still_ours(self):
+        return ((IdempotencyKey.id == self.claim_id) & (IdempotencyKey.status == "in_progress")
+                & (IdempotencyKey.locked_at == self.locked_at))
+
+    def beat(self) -> bool:
+        renewed_at = utcnow()
+        if not IdempotencyKey.update(locked_at=renewed_at).where(self.still_ours()).execute():
+            return False
+        self.locked_at = renewed_at
+        return True
 
 
 def secret_digest(secret: str) -> str:
