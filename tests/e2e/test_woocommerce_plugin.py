@@ -379,6 +379,77 @@ def test_the_blocks_script_registers_the_payment_method(browser, site):
         page.close()
 
 
+def store_api_order(site, total: str) -> tuple[int, str]:
+    """An order placed through the Checkout block's Store API: (order id, its invoice id)."""
+    placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
+                           json={"payment_method": "tender", "total": total}, timeout=30).json()
+    assert placed["payment_result"]["payment_status"] == "success", placed
+    return placed["order_id"], site.order(placed["order_id"])["meta"]["_tender_invoice_id"]
+
+
+def pay_again(site, order_id) -> requests.Response:
+    """The buyer's "Pay for this order" of an unpaid order."""
+    return requests.post(f"{site.url}/?tender-standin=order-pay&order={order_id}", allow_redirects=False, timeout=30)
+
+
+def test_an_invoice_for_an_older_total_is_never_reused_nor_completes_the_order(connected, site):
+    """The administrator edits an unpaid order (1.00 -> 1000.00 USD) after its invoice was made:
+    "Pay for this order" does not send the buyer to the old invoice, and paying it anyway puts the
+    order on hold with a note instead of completing it."""
+    api, key = connected["api"], connected["merchant_key"]
+    order_id, invoice_id = store_api_order(site, "1.00")
+    site.cli("edit-order", str(order_id), "1000.00", "USD")
+    again = pay_again(site, order_id)
+    assert again.status_code == 400 and "Location" not in again.headers
+    notes = site.order(order_id)["notes"]
+    assert any(f"the order changed after its invoice {invoice_id} was made" in note for note in notes), notes
+    listed = api.call("GET", f"/v1/invoices?external_order_id={order_id}", key).json()["data"]
+    assert [(i["id"], i["amount"], i["currency"]) for i in listed] == [(invoice_id, "1.00", "USD")]
+
+    assert api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", key, json={}).status_code == 202
+    order = wait_for(lambda: (o := site.order(order_id))["status"] == "on-hold" and o, timeout=60,
+                     what="the stale invoice's payment to reach the order")
+    assert order["payment_complete_calls"] == 0 and not order["is_paid"]
+    assert any("the invoice was for 1.00 USD (paid: " in note and "the order's total is 1000.00 USD" in note
+               for note in order["notes"])
+
+
+def redeliver_latest(api, key, site, invoice_id) -> None:
+    """The merchant's redeliver of the newest delivery about an invoice (after the shop was unblocked)."""
+    endpoints = api.call("GET", "/v1/webhook-endpoints", key).json()["data"]
+    endpoint = next(e for e in endpoints if e["url"] == site.webhook_url)
+    deliveries = api.call("GET", f"/v1/webhook-endpoints/{endpoint['id']}/deliveries?limit=100", key).json()["data"]
+    events = {e["id"] for e in api.call("GET", "/v1/events?limit=100", key).json()["data"]
+              if e["data"]["object"].get("id") == invoice_id}
+    delivery = next(d for d in deliveries if d["event_id"] in events)
+    assert api.call("POST", f"/v1/webhook-deliveries/{delivery['id']}/redeliver", key).status_code == 202
+
+
+def test_a_deposit_the_provider_sent_back_leaves_the_order_payable(connected, site):
+    """The buyer's deposit bounces (the sandbox's `refunded` outcome): the unpaid order is not
+    marked Refunded, and "Pay for this order" gets a fresh invoice. The shop is blocked while the
+    invoice moves, so the plugin reads only its final state, as after any delay."""
+    api, key = connected["api"], connected["merchant_key"]
+    order_id, invoice_id = store_api_order(site, "5.00")
+    site.cli("set-option", "tender_test_block_notifications", "true")
+    try:
+        paid = api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", key, json={"outcome": "refunded"})
+        assert paid.status_code == 202, paid.text
+        wait_for(lambda: api.call("GET", f"/v1/invoices/{invoice_id}", key).json()["status"] == "refunded",
+                 timeout=60, what="the provider to send the deposit back")
+    finally:
+        site.cli("set-option", "tender_test_block_notifications", "false")
+    redeliver_latest(api, key, site, invoice_id)
+    def returned(order):
+        return any("can be paid again" in note for note in order["notes"]) and order
+    order = wait_for(lambda: returned(site.order(order_id)), timeout=60, what="the returned deposit to reach the order")
+    assert order["status"] == "pending" and order["payment_complete_calls"] == 0
+    again = pay_again(site, order_id)
+    assert again.status_code == 302, again.text
+    fresh = site.order(order_id)["meta"]["_tender_invoice_id"]
+    assert fresh != invoice_id and again.headers["Location"].endswith(fresh)
+
+
 def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, site, admin):
     old_secret, old_key = site.option("tender_webhook_secret"), site.option("tender_api_key")
     page = settings_page(admin, site)

@@ -1,18 +1,31 @@
 <?php
 /**
  * One Tender invoice per order. A second attempt to pay the same order (the buyer came back, a
- * double click, an answer that was lost) gets the same invoice; a new one is made only after the
- * order's invoice expired, failed or was cancelled.
+ * double click, an answer that was lost) gets the same invoice while it is for the order's
+ * current total and currency; a new one is made after the order's invoice expired, failed, was
+ * cancelled or its deposit was sent back to the buyer.
  *
  * @package Tender
  */
 
 defined( 'ABSPATH' ) || exit;
 
+/**
+ * The order changed (an administrator edited it) after its invoice was made, and that invoice is
+ * still open or paid at Tender, so no invoice for the new total can be made yet.
+ */
+class Tender_Stale_Invoice extends RuntimeException {
+	public function __construct( public readonly array $invoice ) {
+		parent::__construct( sprintf( 'invoice %s is for %s %s', $invoice['id'] ?? '?', $invoice['amount'] ?? '?', $invoice['currency'] ?? '?' ) );
+	}
+}
+
 class Tender_Checkout {
 	public const ATTEMPT_META  = '_tender_invoice_attempt';
 	public const CHECKOUT_META = '_tender_checkout_url';
-	private const ENDED         = array( 'expired', 'failed', 'cancelled' );
+	/** Invoices that can no longer be paid: the order gets a new one. `refunded` without the
+	 * order paid is a deposit the provider sent back (the order stays payable). */
+	private const ENDED = array( 'expired', 'failed', 'cancelled', 'refunded' );
 
 	public function __construct( private Tender_Api $api ) {
 	}
@@ -52,8 +65,9 @@ class Tender_Checkout {
 		$existing = (string) $order->get_meta( Tender_Order_Sync::INVOICE_META );
 		if ( '' !== $existing ) {
 			$invoice = $this->api->get_invoice( $existing );
-			if ( ! in_array( $invoice['status'] ?? '', self::ENDED, true ) ) {
-				return $invoice;   // open, or already paid: the same invoice again
+			$ended   = in_array( $invoice['status'] ?? '', self::ENDED, true );
+			if ( ! $ended && Tender_Order_Sync::is_for_order_total( $invoice, $order ) ) {
+				return $invoice;   // open, or already paid, for what the order costs: the same invoice again
 			}
 		}
 		$attempt = (int) $order->get_meta( self::ATTEMPT_META ) + ( '' === $existing ? 0 : 1 );
@@ -69,7 +83,11 @@ class Tender_Checkout {
 				throw $error;
 			}
 			$invoice = $this->api->get_invoice( $other );
-			$note    = sprintf( 'Tender: invoice %s already existed for this order; the buyer is sent to it.', $invoice['id'] );
+			if ( ! Tender_Order_Sync::is_for_order_total( $invoice, $order ) ) {
+				// Made before the order was edited: never sent to the buyer (it would pay the old total).
+				throw new Tender_Stale_Invoice( $invoice );
+			}
+			$note = sprintf( 'Tender: invoice %s already existed for this order; the buyer is sent to it.', $invoice['id'] );
 		}
 		$order->update_meta_data( Tender_Order_Sync::INVOICE_META, $invoice['id'] );
 		$order->update_meta_data( self::ATTEMPT_META, (string) $attempt );

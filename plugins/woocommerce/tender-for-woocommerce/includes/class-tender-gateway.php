@@ -169,6 +169,10 @@ class Tender_Gateway extends WC_Payment_Gateway {
 		}
 		try {
 			$invoice = ( new Tender_Checkout( self::api() ) )->invoice_for( $order, $this->get_return_url( $order ) );
+		} catch ( Tender_Stale_Invoice $stale ) {
+			$order->add_order_note( sprintf( 'Tender: the order changed after its invoice %s was made (%s %s); that invoice is still open at Tender, so the buyer was not sent to it. A new invoice can be made once it expires.', $stale->invoice['id'] ?? '?', $stale->invoice['amount'] ?? '?', $stale->invoice['currency'] ?? '?' ) );
+			wc_add_notice( 'This order changed since its crypto payment was started. Please try again later or choose another payment method.', 'error' );
+			return array( 'result' => 'failure' );
 		} catch ( Tender_Api_Error $error ) {
 			$text = 'payout_wallet_not_configured' === $error->error_code
 				? 'This shop cannot take crypto payments yet. Please choose another payment method.'

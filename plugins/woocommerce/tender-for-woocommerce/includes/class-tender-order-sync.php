@@ -21,9 +21,11 @@ class Tender_Order_Sync {
 	 * paid → payment complete (once: never for an order already paid or refunded);
 	 * underpaid → on hold (a pending or failed order only);
 	 * expired, cancelled → cancelled, failed → failed (only while the order is unpaid);
-	 * refunded → refunded; anything else (pending, quoted, awaiting_payment) → nothing.
+	 * refunded → refunded for a paid order; for an unpaid one it is the buyer's deposit sent back
+	 * by the provider: the order stays payable (on hold → pending);
+	 * anything else (pending, quoted, awaiting_payment) → nothing.
 	 *
-	 * @return 'payment_complete'|'on_hold'|'cancel'|'fail'|'refund'|null
+	 * @return 'payment_complete'|'on_hold'|'cancel'|'fail'|'refund'|'deposit_returned'|null
 	 */
 	public static function decide( string $invoice_status, string $order_status, bool $order_is_paid ): ?string {
 		$unpaid = ! $order_is_paid && in_array( $order_status, self::UNPAID, true );
@@ -38,7 +40,10 @@ class Tender_Order_Sync {
 			case 'failed':
 				return $unpaid && 'failed' !== $order_status ? 'fail' : null;
 			case 'refunded':
-				return 'refunded' === $order_status ? null : 'refund';
+				if ( $order_is_paid || in_array( $order_status, array( 'processing', 'completed' ), true ) ) {
+					return 'refund';
+				}
+				return 'refunded' === $order_status ? null : 'deposit_returned';
 			default:
 				return null;
 		}
@@ -85,10 +90,20 @@ class Tender_Order_Sync {
 		$status = (string) ( $invoice['status'] ?? '' );
 		$action = self::decide( $status, (string) $order->get_status(), (bool) $order->is_paid() );
 		$seen   = sprintf( 'Tender: %s (%s); invoice %s is %s', $event['type'] ?? 'event', $event['id'], $invoice['id'], $status );
+		if ( 'payment_complete' === $action && ! self::covers_order( $invoice, $order ) ) {
+			// Paid, but not what the order costs now (it was edited after this invoice was made).
+			$text = sprintf( '%s: the invoice was for %s %s (paid: %s) and the order\'s total is %s %s, so the order is not marked paid. Ask the buyer for the difference or refund the payment from Tender.', $seen, $invoice['amount'] ?? '?', $invoice['currency'] ?? '?', $invoice['paid_amount'] ?? '?', $order->get_total(), $order->get_currency() );
+			'on-hold' === $order->get_status() ? $order->add_order_note( $text ) : $order->update_status( 'on-hold', $text );
+			return;
+		}
 		switch ( $action ) {
 			case 'payment_complete':
 				$order->add_order_note( "$seen: payment complete." );
 				$order->payment_complete( (string) ( $invoice['transaction_hash'] ?? '' ) );
+				break;
+			case 'deposit_returned':
+				$text = "$seen: the buyer's payment was sent back to them; the order is unpaid and can be paid again.";
+				'on-hold' === $order->get_status() ? $order->update_status( 'pending', $text ) : $order->add_order_note( $text );
 				break;
 			case 'on_hold':
 				$order->update_status( 'on-hold', "$seen: " . self::underpaid_text( $invoice ) );
@@ -105,6 +120,37 @@ class Tender_Order_Sync {
 			default:
 				$order->add_order_note( "$seen: order unchanged ({$order->get_status()})." );
 		}
+	}
+
+	/**
+	 * Is this invoice for the order's current total, in its currency? (An administrator may edit an
+	 * unpaid order after its invoice was made.)
+	 */
+	public static function is_for_order_total( array $invoice, $order ): bool {
+		return self::same_currency( $invoice, $order )
+			&& 0 === self::compare( (string) ( $invoice['amount'] ?? '' ), Tender_Checkout::amount( $order->get_total() ) );
+	}
+
+	/** Does what the buyer paid on this invoice cover the order's total, in the order's currency? */
+	public static function covers_order( array $invoice, $order ): bool {
+		$paid = $invoice['paid_amount'] ?? null;
+		$paid = is_string( $paid ) && '' !== $paid ? $paid : (string) ( $invoice['amount'] ?? '' );
+		return self::same_currency( $invoice, $order ) && self::compare( $paid, Tender_Checkout::amount( $order->get_total() ) ) >= 0;
+	}
+
+	private static function same_currency( array $invoice, $order ): bool {
+		$currency = (string) ( $invoice['currency'] ?? '' );
+		return '' !== $currency && strtoupper( $currency ) === strtoupper( (string) $order->get_currency() );
+	}
+
+	/** -1, 0 or 1 for decimal strings a and b; anything not a decimal compares as less (-1). */
+	public static function compare( string $a, string $b ): int {
+		try {
+			$difference = self::decimal_difference( $a, $b );
+		} catch ( InvalidArgumentException $not_a_number ) {
+			return -1;
+		}
+		return str_starts_with( $difference, '-' ) ? -1 : ( '' === trim( $difference, '0.' ) ? 0 : 1 );
 	}
 
 	/** "Received 12.50 of 25.00 USD; 12.50 USD is missing. …" */

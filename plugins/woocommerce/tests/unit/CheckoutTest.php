@@ -62,6 +62,39 @@ final class CheckoutTest extends TestCase {
 		$this->assertSame( 'inv_2', $order->meta[ Tender_Order_Sync::INVOICE_META ] );
 	}
 
+	public function test_an_open_invoice_for_an_older_total_is_never_reused(): void {
+		// An administrator edited the unpaid order (now 1000.00 EUR) after its 1.00 USD invoice was
+		// made; Tender keeps one open invoice per order, so it names the old one: the buyer is refused.
+		$order = new Fake_Order( 1001, 'pending', '1000.00', 'EUR' );
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$old      = array_merge( self::invoice( 'inv_1' ), array( 'amount' => '1.00' ) );
+		$conflict = array( 'error' => 'open', 'code' => 'EXTERNAL_ORDER_INTEGRATION_CONFLICT', 'details' => array( 'invoice_id' => 'inv_1' ) );
+		$tender   = ( new Scripted_Transport() )->then( 200, $old )->then( 409, $conflict )->then( 200, $old );
+		try {
+			( new Tender_Checkout( $tender->api() ) )->invoice_for( $order, self::RETURN_URL );
+			$this->fail( 'a stale invoice must not be handed out' );
+		} catch ( Tender_Stale_Invoice $stale ) {
+			$this->assertSame( 'inv_1', $stale->invoice['id'] );
+		}
+		$this->assertSame( array( 'GET /v1/invoices/inv_1', 'POST /v1/invoices', 'GET /v1/invoices/inv_1' ), $tender->paths() );
+		$this->assertSame( array( 'amount' => '1000.00', 'currency' => 'EUR' ), array_slice( json_decode( $tender->requests[1]['body'], true ), 0, 2 ) );
+	}
+
+	public function test_an_open_invoice_in_another_currency_is_never_reused(): void {
+		$order = new Fake_Order( 1001, 'pending', '25.00', 'EUR' );
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'inv_1' ) )->then( 201, array_merge( self::invoice( 'inv_2' ), array( 'currency' => 'EUR' ) ) );
+		$this->assertSame( 'inv_2', ( new Tender_Checkout( $tender->api() ) )->invoice_for( $order, self::RETURN_URL )['id'] );
+	}
+
+	public function test_after_the_deposit_was_sent_back_a_fresh_invoice(): void {
+		$order = new Fake_Order();
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'inv_1', 'refunded' ) )->then( 201, self::invoice( 'inv_2' ) );
+		$this->assertSame( 'inv_2', ( new Tender_Checkout( $tender->api() ) )->invoice_for( $order, self::RETURN_URL )['id'] );
+		$this->assertSame( 'inv_2', $order->meta[ Tender_Order_Sync::INVOICE_META ] );
+	}
+
 	public function test_tender_already_has_an_invoice_for_the_order(): void {
 		// Created under credentials since re-issued (the Idempotency-Key is per key): Tender names it.
 		$order  = new Fake_Order();

@@ -26,6 +26,9 @@ final class OrderSyncTest extends TestCase {
 			'failed never touches a paid order'       => array( 'failed', 'processing', true, null ),
 			'refunded refunds a paid order'           => array( 'refunded', 'processing', true, 'refund' ),
 			'refunded twice changes nothing'          => array( 'refunded', 'refunded', false, null ),
+			'a bounced deposit leaves it payable'     => array( 'refunded', 'pending', null, 'deposit_returned' ),
+			'a bounced top-up leaves it payable'      => array( 'refunded', 'on-hold', null, 'deposit_returned' ),
+			'a bounce after cancel stays cancelled'   => array( 'refunded', 'cancelled', null, 'deposit_returned' ),
 			'awaiting payment never moves an order'   => array( 'awaiting_payment', 'processing', true, null ),
 			'a late created event never moves it'     => array( 'pending', 'pending', null, null ),
 		);
@@ -130,6 +133,44 @@ final class OrderSyncTest extends TestCase {
 		$event  = array( 'id' => 'evt_r', 'type' => 'refund.succeeded', 'data' => array( 'object' => array( 'id' => 'ref_1', 'invoice_id' => 'inv_1' ) ) );
 		$this->sync( $tender, $order )->handle_event( $event );
 		$this->assertSame( 'refunded', $order->status );
+	}
+
+	public function test_a_paid_invoice_for_an_older_total_puts_the_order_on_hold(): void {
+		// The order was edited (1000.00 EUR) after its 1.00 USD invoice was made; the buyer paid that.
+		$order = new Fake_Order( 1001, 'pending', '1000.00', 'EUR' );
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'paid', array( 'amount' => '1.00', 'paid_amount' => '1.00' ) ) )
+			->then( 200, self::invoice( 'paid', array( 'amount' => '1.00', 'paid_amount' => '1.00' ) ) );
+		$sync = $this->sync( $tender, $order );
+		$sync->handle_event( self::event( 'invoice.paid', 'inv_1', 'evt_paid' ) );
+		$sync->handle_event( self::event( 'invoice.settled', 'inv_1', 'evt_settled' ) );
+		$this->assertSame( array( 0, 'on-hold' ), array( $order->payment_complete_calls, $order->status ) );
+		$this->assertCount( 2, $order->notes );
+		$this->assertStringContainsString( 'the invoice was for 1.00 USD (paid: 1.00) and the order\'s total is 1000.00 EUR', $order->notes[0] );
+	}
+
+	public function test_the_same_amount_in_another_currency_is_not_enough(): void {
+		$order = new Fake_Order( 1001, 'pending', '25.00', 'EUR' );
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'paid', array( 'paid_amount' => '25.00' ) ) );
+		$this->sync( $tender, $order )->handle_event( self::event( 'invoice.paid' ) );
+		$this->assertSame( array( 0, 'on-hold' ), array( $order->payment_complete_calls, $order->status ) );
+	}
+
+	public function test_a_payment_covering_the_total_completes_the_order(): void {
+		$order = new Fake_Order( 1001, 'on-hold', '25', 'usd' );
+		$order->meta[ Tender_Order_Sync::INVOICE_META ] = 'inv_1';
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'paid', array( 'paid_amount' => '25.01' ) ) );
+		$this->sync( $tender, $order )->handle_event( self::event( 'invoice.paid' ) );
+		$this->assertSame( array( 1, 'processing' ), array( $order->payment_complete_calls, $order->status ) );
+	}
+
+	public function test_a_deposit_the_provider_sent_back_leaves_the_order_payable(): void {
+		$order  = self::our_order( 'on-hold' );
+		$tender = ( new Scripted_Transport() )->then( 200, self::invoice( 'refunded' ) );
+		$this->sync( $tender, $order )->handle_event( self::event( 'invoice.refunded' ) );
+		$this->assertSame( 'pending', $order->status );
+		$this->assertStringContainsString( 'can be paid again', end( $order->notes ) );
 	}
 
 	public function test_decimal_difference_is_exact(): void {

@@ -8,6 +8,7 @@
  *   activate PLUGIN_FILE            activate_plugin (runs the plugin's activation hook)
  *   option NAME | set-option NAME JSON
  *   order ID                        an order as the plugin left it (status, meta, notes)
+ *   edit-order ID TOTAL CURRENCY    what an administrator's edit of an unpaid order changes
  *   seen-events                     the plugin's once-per-event table
  *   seen-add EVENT_ID SEEN_AT       a row in it, as if seen then
  *   next-scheduled HOOK | do-action HOOK   WP-Cron: when a hook runs next; run it now
@@ -79,6 +80,11 @@ switch ( $command ) {
 			'paid_at'                => isset( $meta['_standin_paid_at'] ) ? (float) $meta['_standin_paid_at'] : null,
 			'meta'                   => $meta,
 		) : null;
+		break;
+	case 'edit-order':
+		update_post_meta( (int) $args[0], '_order_total', $args[1] );
+		update_post_meta( (int) $args[0], '_order_currency', $args[2] );
+		$out = array( 'edited' => (int) $args[0] );
 		break;
 	case 'next-scheduled':
 		$out = array( 'at' => wp_next_scheduled( $args[0] ) );

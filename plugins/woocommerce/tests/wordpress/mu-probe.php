@@ -3,6 +3,8 @@
  * Test probe (must-use plugin of the test site only): records the X-Tender-* headers of every
  * request to ?wc-api=tender, and the answer sent, in TENDER_TEST_PROBE_FILE (JSON lines), so a
  * test can see what Tender sent (two v1= values after a reconnect) and what the plugin answered.
+ * With the option tender_test_block_notifications set, it answers every request there 403 before
+ * the plugin sees it, as a firewall or a security plugin in front of a shop does.
  * Also: WordPress sends no mail from a test site.
  */
 
@@ -21,6 +23,15 @@ add_action(
 			if ( str_starts_with( $key, 'HTTP_X_TENDER_' ) ) {
 				$seen[ $key ] = $value;
 			}
+		}
+		if ( get_option( 'tender_test_block_notifications' ) ) {
+			$seen['status']      = 403;
+			$seen['answer']      = 'blocked';
+			$seen['recorded_at'] = microtime( true );
+			file_put_contents( TENDER_TEST_PROBE_FILE, json_encode( $seen ) . "\n", FILE_APPEND | LOCK_EX );
+			status_header( 403 );
+			echo 'Forbidden by the test firewall';
+			exit;
 		}
 		ob_start(
 			static function ( $answer ) use ( $seen ) {
