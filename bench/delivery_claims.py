@@ -5,7 +5,7 @@
 
 One store's backlog (a replay: every delivery due at the same moment) spread over its 16
 endpoints, and another store's 16 deliveries of one new event. At each backlog size, a delivery
-run's claim (up to 32, within the caps: infra/claims.py) is timed `--claims` times, each in a
+run's claim (up to 32, within the caps: services/webhooks/delivery_claim.py) is timed `--claims` times, each in a
 transaction rolled back so every claim meets the same rows; the median is reported. The bare
 baseline is the same claim with the smallest backlog: the ratio says how much a claim slows as
 the backlog grows (goal <= 1.5 from the smallest to the largest backlog), and every claim must take
@@ -14,7 +14,7 @@ as many of the other store's deliveries as its cap allows, at every size (fairne
 Then `--waiting-targets` more stores, each with one legacy-callback retry due an hour from now (as
 a failing receiver's would be), and the claim timed again beside them, with only the other store's
 16 due and with the whole backlog due: a claim ranks every due delivery while they are few and
-walks the targets with pending deliveries beyond that (infra/claims.py). The first must stay within
+walks the targets with pending deliveries beyond that (services/webhooks/delivery_claim.py). The first must stay within
 the goal; the second, thousands of waiting targets beside a big backlog, is the known limit
 (docs/performance.md), reported without one.
 """
@@ -46,15 +46,15 @@ def main():
     setup(database_url)
     from core import ids
     from core.clock import utcnow
-    from infra import claims
     from models import inserts
     from models.base import db
     from models.events import Event
     from models.webhooks import WebhookDelivery, WebhookEndpoint
     from services.accounts import stores
-    from services.webhooks import endpoints, webhook_delivery
+    from services.webhooks import delivery_claim, endpoints
+    from services.webhooks.delivery_policy import DeliveryPolicy
 
-    policy = webhook_delivery.DeliveryPolicy((60,), 10, 60, 32, True)
+    policy = DeliveryPolicy((60,), 10, 60, 32, True)
     now = utcnow()
     with db.connection_context():
         WebhookDelivery.delete().execute()
@@ -90,8 +90,8 @@ def main():
             for number in range(args.claims):
                 with db.atomic() as transaction:
                     began = time.perf_counter()
-                    claimed = claims.claim_deliveries_in_transaction(f"bench-{number}", policy.caps, now=utcnow(),
-                                                                     limit=policy.concurrency)
+                    claimed = delivery_claim.claim_deliveries_in_transaction(
+                        f"bench-{number}", policy.caps, now=utcnow(), limit=policy.concurrency)
                     times.append(time.perf_counter() - began)
                     others.add(sum(1 for row in WebhookDelivery.select(WebhookDelivery.store)
                                    .where(WebhookDelivery.claim_token == f"bench-{number}")
@@ -125,8 +125,8 @@ def main():
                 for number in range(args.claims):
                     with db.atomic() as transaction:
                         began = time.perf_counter()
-                        claims.claim_deliveries_in_transaction(f"waiting-{number}", policy.caps, now=utcnow(),
-                                                               limit=policy.concurrency)
+                        delivery_claim.claim_deliveries_in_transaction(f"waiting-{number}", policy.caps,
+                                                                       now=utcnow(), limit=policy.concurrency)
                         times.append(time.perf_counter() - began)
                         transaction.rollback()
                 median = statistics.median(times)

@@ -87,10 +87,11 @@ def main():
     from models.webhooks import WebhookDelivery, WebhookEndpoint
     from services.accounts import stores
     from services.webhooks import endpoints, outbox, webhook_delivery, webhook_sending
+    from services.webhooks.delivery_policy import DeliveryPolicy
     from core.clock import utcnow
 
     receiver, port = start_receiver()
-    policy = webhook_delivery.DeliveryPolicy((60,), 10, 60, args.concurrency, True)
+    policy = DeliveryPolicy((60,), 10, 60, args.concurrency, True)
     try:
         with db.connection_context():
             store = stores.create_store(name="bench", payout_wallet="bench.near", now=utcnow())

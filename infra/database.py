@@ -20,8 +20,16 @@ from models import inserts
 from models.base import db, replace_connection
 
 
-def _on_postgres(database) -> bool:
-    return isinstance(database, pw.PostgresqlDatabase)
+def on_postgres(database=None) -> bool:
+    """Whether `database` (by default the application's) is PostgreSQL: the one question each
+    difference below asks, and the only way anything in infra/ asks it."""
+    return isinstance(_database(database), pw.PostgresqlDatabase)
+
+
+def for_this_database(*, postgres, sqlite, database=None):
+    """`postgres` or `sqlite`, whichever is the database's own way: for a room above that writes
+    each backend's way itself (the delivery claim's two SQL texts) without asking which it is on."""
+    return postgres if on_postgres(database) else sqlite
 
 
 def _database(database):
@@ -33,7 +41,7 @@ def _database(database):
 def stream_rows(sql: str, params, *, size: int, database=None) -> Iterator[list[tuple]]:
     """The rows of `sql` as the driver returns them, `size` at a time, never all in memory."""
     database = _database(database)
-    if _on_postgres(database):
+    if on_postgres(database):
         return _stream_rows_postgres(database, sql, params, size)
     return _stream_rows_sqlite(database, sql, params, size)
 
@@ -65,7 +73,7 @@ def value_parser(field: pw.Field, database=None) -> Callable | None:
     """What turns a value of `field` as the driver returns it into the field's Python value, or None
     when the driver already did: psycopg2 parses timestamps (and its UUID text needs no parsing);
     SQLite hands back the stored text of dates and UUIDs, which the field parses."""
-    if _on_postgres(_database(database)):
+    if on_postgres(database):
         return None
     return field.python_value
 
@@ -77,13 +85,35 @@ def file_chunks(written_by_server: Callable[[], Iterator[bytes]],
     """A file of rows, piece by piece. PostgreSQL writes it (`written_by_server`, which uses
     `copy_out`): converting every cell in Python was six times slower than `COPY`. SQLite has no
     `COPY`: `written_here` converts the rows in Python."""
-    if _on_postgres(_database(database)):
+    if on_postgres(database):
         return written_by_server()
     return written_here()
 
 
 class _CopyCancelled(Exception):
     pass
+
+
+class _CopyPieces:
+    """What `copy_out`'s COPY writes to: each row through `finish_row`, put on `pieces` about
+    `piece_bytes` at a time; a write after `stop` cancels the COPY."""
+
+    def __init__(self, pieces: queue.Queue, stop: threading.Event, finish_row, piece_bytes: int):
+        self.pieces, self.stop, self.finish_row, self.piece_bytes = pieces, stop, finish_row, piece_bytes
+        self.rows, self.size = [], 0
+
+    def write(self, row: bytes) -> None:
+        if self.stop.is_set():
+            raise _CopyCancelled()
+        self.rows.append(self.finish_row(row))
+        self.size += len(row)
+        if self.size >= self.piece_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.pieces.put(b"".join(self.rows))
+            self.rows, self.size = [], 0
 
 
 def copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 1024,
@@ -102,25 +132,8 @@ def copy_out(query, copy_format: str, finish_row, *, piece_bytes: int = 64 * 102
     stop = threading.Event()
     finished = object()
 
-    class Pieces:
-        def __init__(self):
-            self.rows, self.size = [], 0
-
-        def write(self, row: bytes) -> None:
-            if stop.is_set():
-                raise _CopyCancelled()
-            self.rows.append(finish_row(row))
-            self.size += len(row)
-            if self.size >= piece_bytes:
-                self.flush()
-
-        def flush(self) -> None:
-            if self.rows:
-                pieces.put(b"".join(self.rows))
-                self.rows, self.size = [], 0
-
     def copy() -> None:
-        out = Pieces()
+        out = _CopyPieces(pieces, stop, finish_row, piece_bytes)
         try:
             with connection.cursor() as cursor:
                 cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT {copy_format})", out)
@@ -173,7 +186,7 @@ def compare_and_set_each(model, guard: pw.Field, rows: list[tuple[object, object
     if not rows:
         return set()
     database = _database(database)
-    if _on_postgres(database):
+    if on_postgres(database):
         return _compare_and_set_each_postgres(database, model, guard, rows, same, keep_if_none, insert)
     return _compare_and_set_each_sqlite(database, model, guard, rows, same, keep_if_none, insert)
 
@@ -247,7 +260,7 @@ def add_to_row(model, key: dict, amounts: dict, *, database=None) -> None:
     transactions adding to the same row take turns and neither addition is lost; they differ only in
     how an amount is added."""
     database = _database(database)
-    if _on_postgres(database):
+    if on_postgres(database):
         additions = _additions_postgres(model, amounts)
     else:
         additions = _additions_sqlite(database, model, amounts)
@@ -293,7 +306,7 @@ def sole_writer_of(model, *, database=None):
     EXCLUSIVE MODE`, which waits for writers already in and holds back new ones. SQLite: its
     write lock, taken at BEGIN (IMMEDIATE), which holds back every writer of the database."""
     database = _database(database)
-    if _on_postgres(database):
+    if on_postgres(database):
         return _sole_writer_postgres(database, model)
     return _sole_writer_sqlite(database)
 
@@ -316,7 +329,7 @@ def exact_sum(database=None) -> str:
     this connection: PostgreSQL's SUM over NUMERIC; on SQLite, where amounts are stored as text,
     `decimal_sum`, registered here."""
     database = _database(database)
-    if _on_postgres(database):
+    if on_postgres(database):
         return "SUM"
     database.register_aggregate(_DecimalSum, "decimal_sum", 1)
     return "decimal_sum"

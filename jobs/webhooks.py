@@ -13,6 +13,7 @@ from infra import nudges
 from jobs import ensure_runtime, measured
 from models.base import db
 from services.webhooks import outbox, webhook_delivery
+from services.webhooks.delivery_policy import DeliveryPolicy
 
 log = logging.getLogger("tender.jobs.webhooks")
 
@@ -22,7 +23,7 @@ def fan_out_pending() -> int:
     """Create the deliveries of every committed event not yet dispatched and send them (nudged
     after commits; one run serves a whole burst of events). Retries are left to delivery runs."""
     settings = ensure_runtime()
-    policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
+    policy = DeliveryPolicy.from_settings(settings)
     with db.connection_context():
         created, _ = webhook_delivery.fan_out_and_deliver(policy)
     return created
@@ -32,7 +33,7 @@ def fan_out_pending() -> int:
 def deliver_due(max_seconds: float = 60.0) -> dict:
     """Send every due delivery, concurrently, for up to `max_seconds`."""
     settings = ensure_runtime()
-    policy = webhook_delivery.DeliveryPolicy.from_settings(settings)
+    policy = DeliveryPolicy.from_settings(settings)
     nudges.run_started(outbox.DELIVER_JOB)      # before looking: later work nudges a new run
     with db.connection_context():
         counts = webhook_delivery.deliver_due(policy, max_seconds=max_seconds)

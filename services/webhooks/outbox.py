@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 import peewee as pw
 
 from core import ids
-from infra import claims, nudges
+from infra import nudges
 from infra.locks import write_transaction
 from models import compiled, inserts
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.webhooks import WebhookDelivery, WebhookEndpoint, subscribes
+from services.webhooks import delivery_claim
+from services.webhooks.delivery_policy import DeliveryCaps
 
 CALLBACK_TARGET = "callback_url"
 RELAY_GRACE = dt.timedelta(seconds=2)        # younger undispatched events are the nudge's to do
@@ -102,10 +104,10 @@ def _mark_dispatched(event_id, *, now: dt.datetime) -> Dispatching | None:
 class FirstAttempts:
     """A delivery run's claim on the first attempts of the deliveries its fan-out creates."""
     token: str
-    caps: claims.DeliveryCaps
+    caps: DeliveryCaps
     budget: int             # at most this many claimed: what the run's slots can send within the lease
     left_unclaimed: int = 0
-    rows: list = field(default_factory=list)    # what the claimed deliveries' attempts need (claims.Claimed)
+    rows: list = field(default_factory=list)    # what the claimed deliveries' attempts need (delivery_claim.Claimed)
 
 
 def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -> int:
@@ -133,8 +135,8 @@ def fan_out(event_id, *, now: dt.datetime, first: FirstAttempts | None = None) -
         # One multi-row INSERT, its text compiled once; every row names the same columns.
         created = inserts.insert_rows(WebhookDelivery, rows)
         if first is not None:
-            claimed = claims.claim_deliveries_in_transaction(first.token, first.caps, now=now, limit=first.budget,
-                                                             among=healthy)
+            claimed = delivery_claim.claim_deliveries_in_transaction(first.token, first.caps, now=now,
+                                                                     limit=first.budget, among=healthy)
             first.rows.extend(claimed.rows)
             first.budget -= claimed.taken
             first.left_unclaimed += created - claimed.taken

@@ -9,7 +9,7 @@ import pytest
 import jobs
 from core.clock import utcnow
 from models.base import db
-from services.webhooks import outbox, webhook_delivery
+from services.webhooks import delivery_policy, outbox, webhook_delivery
 from tests.support.receiver import Receiver
 
 
@@ -22,7 +22,7 @@ def receiver():
 @pytest.fixture
 def policy():
     # Retries at once (0 s) so a test sees the whole schedule in one run, without waiting.
-    return webhook_delivery.DeliveryPolicy(retry_schedule=(0, 0), timeout_seconds=5, claim_seconds=30,
+    return delivery_policy.DeliveryPolicy(retry_schedule=(0, 0), timeout_seconds=5, claim_seconds=30,
                                            concurrency=4, allow_private=True)
 
 

@@ -9,11 +9,10 @@ import peewee as pw
 import pytest
 
 from core.clock import utcnow
-from infra import claims
 from models import compiled
 from models.base import db, is_postgres
 from models.webhooks import WebhookAttempt, WebhookDelivery
-from services.webhooks import outbox, webhook_delivery
+from services.webhooks import delivery_claim, delivery_policy, outbox, webhook_delivery
 from tests import factories
 from tests.support.concurrency import run_at_once
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
@@ -58,7 +57,7 @@ def test_results_are_written_when_the_claim_beside_them_fails(client, auth, rece
     policy = dataclasses.replace(policy, concurrency=8, max_in_flight_per_endpoint=1)
     created = _backlog(client, auth, receiver, endpoints=3, events=2)
     calls = []
-    real_claim = claims.claim_deliveries_in_transaction
+    real_claim = delivery_claim.claim_deliveries_in_transaction
 
     def claim_failing_once(*args, **kwargs):
         calls.append(1)
@@ -66,7 +65,7 @@ def test_results_are_written_when_the_claim_beside_them_fails(client, auth, rece
             raise pw.OperationalError("the claim's statement failed")
         return real_claim(*args, **kwargs)
 
-    monkeypatch.setattr(claims, "claim_deliveries_in_transaction", claim_failing_once)
+    monkeypatch.setattr(delivery_claim, "claim_deliveries_in_transaction", claim_failing_once)
     with db.connection_context():
         counts = webhook_delivery.deliver_due(policy)
     assert len(calls) >= 3 and counts.succeeded == created == 6
@@ -77,19 +76,19 @@ def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, 
     make_endpoint(client, auth, receiver.url("/one"))
     for number in range(5):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
-    caps = claims.DeliveryCaps(per_target=2, per_store=4, lease_seconds=60)
+    caps = delivery_policy.DeliveryCaps(per_target=2, per_store=4, lease_seconds=60)
     now = utcnow()
     with db.connection_context():
         outbox.relay(now=now, grace=dt.timedelta(0))
         taken = []
         for _ in range(3):
-            claimed = claims.claim_deliveries(f"token-{len(taken)}", caps, now=now, limit=10)
+            claimed = delivery_claim.claim_deliveries(f"token-{len(taken)}", caps, now=now, limit=10)
             taken.append((claimed.taken, claimed.more_due))
             # The results come back: nothing of this claim is in flight any more.
             WebhookDelivery.update(claim_token=None, status="succeeded").where(
                 WebhookDelivery.claim_token.is_null(False)).execute()
         assert taken == [(2, True), (2, True), (1, False)]
-        assert claims.claim_deliveries("token-last", caps, now=now, limit=10) == claims.Claimed(0, False)
+        assert delivery_claim.claim_deliveries("token-last", caps, now=now, limit=10) == delivery_claim.Claimed(0, False)
 
 
 @pytest.fixture(params=["rank every due delivery", "walk the targets"])
@@ -97,7 +96,7 @@ def either_way(request, monkeypatch):
     """A claim ranks every due delivery while there are at most RANK_ALL_UP_TO, and walks the
     targets beyond that (infra/claims.py): the tests that take this run both ways."""
     if request.param == "walk the targets":
-        monkeypatch.setattr(claims, "RANK_ALL_UP_TO", 0)
+        monkeypatch.setattr(delivery_claim, "RANK_ALL_UP_TO", 0)
     return request.param
 
 
@@ -126,7 +125,7 @@ def test_a_claim_takes_each_targets_oldest_due_deliveries_walking_past_targets_w
         for row in WebhookDelivery.select().where(WebhookDelivery.next_attempt_at <= now):
             due.setdefault(row.endpoint_id or row.store_id, []).append((row.next_attempt_at, str(row.id)))
         expected = {delivery_id for target in due.values() for _, delivery_id in sorted(target)[:2]}
-        claimed = claims.claim_deliveries("walk", claims.DeliveryCaps(per_target=2, per_store=100, lease_seconds=60),
+        claimed = delivery_claim.claim_deliveries("walk", delivery_policy.DeliveryCaps(per_target=2, per_store=100, lease_seconds=60),
                                           now=now, limit=100)
         taken = {str(row.id) for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "walk")}
     assert len(due) == 3 and claimed.taken == 6 and claimed.more_due
@@ -154,14 +153,14 @@ def test_a_claim_skips_a_due_delivery_another_transaction_is_writing_instead_of_
                 cursor.execute("SET lock_timeout = '5s'")
                 cursor.execute("SELECT id FROM webhook_delivery WHERE id = %s FOR UPDATE", (str(busy),))
             db.execute_sql("SET lock_timeout = '2s'")      # a wait would fail the claim, not hang the test
-            claimed = claims.claim_deliveries("around", claims.DeliveryCaps(4, 8, 60), now=now, limit=10)
+            claimed = delivery_claim.claim_deliveries("around", delivery_policy.DeliveryCaps(4, 8, 60), now=now, limit=10)
             taken = [row.id for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "around")]
         finally:
             db.execute_sql("SET lock_timeout = 0")
             other.rollback()
             other.close()
         assert claimed.taken == 1 and taken == [free]
-        assert claims.claim_deliveries("later", claims.DeliveryCaps(4, 8, 60), now=now, limit=10).taken == 1
+        assert delivery_claim.claim_deliveries("later", delivery_policy.DeliveryCaps(4, 8, 60), now=now, limit=10).taken == 1
 
 
 def _due_to_endpoints(client, auth, receiver, *, endpoints: int, events: int, tag: str) -> None:
@@ -174,12 +173,12 @@ def _due_to_endpoints(client, auth, receiver, *, endpoints: int, events: int, ta
 
 
 def _held(caps, now, token) -> int:
-    return claims.claim_deliveries(token, caps, now=now, limit=100).taken
+    return delivery_claim.claim_deliveries(token, caps, now=now, limit=100).taken
 
 
 def test_a_store_alone_with_quick_receivers_may_use_half_the_slots_and_no_more_once_another_is_due(
         client, auth, other_auth, receiver, either_way):
-    caps = claims.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
+    caps = delivery_policy.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
     _due_to_endpoints(client, auth, receiver, endpoints=2, events=4, tag="alone")      # 8 due
     now = utcnow()
     with db.connection_context():
@@ -187,19 +186,19 @@ def test_a_store_alone_with_quick_receivers_may_use_half_the_slots_and_no_more_o
         assert _held(caps, now, "again") == 0             # at its cap while alone
     _due_to_endpoints(client, other_auth, receiver, endpoints=1, events=1, tag="other")
     with db.connection_context():
-        claimed = claims.claim_deliveries("both", caps, now=utcnow(), limit=100)
+        claimed = delivery_claim.claim_deliveries("both", caps, now=utcnow(), limit=100)
         rows = list(WebhookDelivery.select().where(WebhookDelivery.claim_token == "both"))
         # Only the other store's delivery: the first holds 4, over its shared cap of 2.
         assert claimed.taken == 1 and rows[0].endpoint.url.endswith("/other-0")
 
 
 def test_a_store_alone_whose_attempt_lasts_a_second_is_back_to_its_quarter(client, auth, receiver):
-    caps = claims.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
+    caps = delivery_policy.DeliveryCaps(per_target=4, per_store=2, lease_seconds=60, per_store_alone=4)
     _due_to_endpoints(client, auth, receiver, endpoints=2, events=4, tag="slow")
     now = utcnow()
     with db.connection_context():
-        assert claims.claim_deliveries("one", caps, now=now, limit=1).taken == 1
-        a_second_later = now + claims.QUICK_ATTEMPT + dt.timedelta(milliseconds=1)
+        assert delivery_claim.claim_deliveries("one", caps, now=now, limit=1).taken == 1
+        a_second_later = now + delivery_policy.QUICK_ATTEMPT + dt.timedelta(milliseconds=1)
         # Its attempt in flight began more than a second ago: 2 in all, so 1 more.
         assert _held(caps, a_second_later, "slowed") == 1
 

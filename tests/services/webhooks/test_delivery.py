@@ -13,7 +13,7 @@ from models.base import db
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from services.engine import invoice_states
-from services.webhooks import outbox, webhook_delivery, webhook_sending, webhook_signing
+from services.webhooks import delivery_claim, delivery_policy, delivery_results, outbox, webhook_sending, webhook_signing
 from tests import factories
 from tests.services.webhooks.conftest import pump
 
@@ -114,7 +114,7 @@ def test_failures_are_retried_on_the_schedule_then_give_up(client, auth, receive
 
 
 def test_retry_times_follow_the_schedule_with_jitter():
-    policy = webhook_delivery.DeliveryPolicy((60, 300), 10, 60, 4, True)
+    policy = delivery_policy.DeliveryPolicy((60, 300), 10, 60, 4, True)
     now = utcnow()
     for _ in range(50):
         first = (policy.next_attempt_at(1, now) - now).total_seconds()
@@ -124,7 +124,7 @@ def test_retry_times_follow_the_schedule_with_jitter():
 
 
 def test_a_retry_waits_until_it_is_due(client, auth, receiver):
-    policy = webhook_delivery.DeliveryPolicy((60,), 5, 30, 4, True)
+    policy = delivery_policy.DeliveryPolicy((60,), 5, 30, 4, True)
     receiver.script("/hook", [500])
     make_endpoint(client, auth, receiver.url("/hook"))
     create_invoice(client, auth)
@@ -294,7 +294,7 @@ def test_a_batch_of_results_writes_only_the_deliveries_whose_claim_still_holds(c
     with db.connection_context():
         for event in Event.select():
             outbox.fan_out(event.id, now=utcnow())
-        work = webhook_delivery.claim_due(policy, now=utcnow(), limit=10)
+        work = delivery_claim.claim_due(policy, now=utcnow(), limit=10)
         assert len(work) == 3
         lost, kept_ok, kept_failed = work
         WebhookDelivery.update(claim_token="taken-over-by-another").where(
@@ -304,8 +304,8 @@ def test_a_batch_of_results_writes_only_the_deliveries_whose_claim_still_holds(c
                     webhook_sending.Outcome(kept_ok, now, ok=True, status_code=200, latency_ms=4, excerpt="ok"),
                     webhook_sending.Outcome(kept_failed, now, ok=False, status_code=503, latency_ms=5,
                                              error="HTTP 503", excerpt="busy")]
-        counts = webhook_delivery.RunCounts()
-        webhook_delivery.record(outcomes, policy, now=now, counts=counts)
+        counts = delivery_results.RunCounts()
+        delivery_results.record(outcomes, policy, now=now, counts=counts)
         rows = {row.id: row for row in WebhookDelivery.select()}
         attempts = {row.delivery_id: row for row in WebhookAttempt.select()}
     assert counts.succeeded == 1 and counts.failed_attempts == 1

@@ -10,7 +10,7 @@ import jobs
 from core.clock import utcnow
 from models.base import db
 from scheduler import embedded
-from services.webhooks import outbox, webhook_delivery
+from services.webhooks import delivery_policy, outbox, webhook_delivery
 from tests.support.receiver import Receiver
 from tests.services.webhooks.test_delivery import create_invoice, make_endpoint
 
@@ -52,7 +52,7 @@ def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stor
     """Claims used to take the oldest due deliveries first: a store whose endpoints all hang filled
     the run's slots, and another store's new event waited for those attempts' deadline. Now
     stores take turns and one store holds at most a quarter of the slots (4 of 16 here)."""
-    policy = webhook_delivery.DeliveryPolicy(retry_schedule=(60,), timeout_seconds=10, claim_seconds=60,
+    policy = delivery_policy.DeliveryPolicy(retry_schedule=(60,), timeout_seconds=10, claim_seconds=60,
                                              concurrency=16, allow_private=True, max_in_flight_per_endpoint=2)
     with Receiver() as hostile, Receiver() as fast:
         release = None

@@ -4,11 +4,11 @@ import datetime as dt
 import threading
 
 from core.clock import utcnow
-from infra import claims, queues
+from infra import queues
 from jobs import webhooks as webhook_jobs
 from models.base import db
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services.webhooks import outbox, webhook_delivery
+from services.webhooks import delivery_claim, delivery_policy, outbox, webhook_delivery
 from tests.services.webhooks.test_delivery import create_invoice, delivery_rows, make_endpoint
 
 
@@ -19,8 +19,8 @@ def test_the_fan_out_run_sends_what_it_created_without_a_claim_of_its_own(client
     for number in range(2):
         create_invoice(client, auth, external_order_id=f"ord-{number}")
     calls = []
-    real_claim = claims.claim_deliveries_in_transaction
-    monkeypatch.setattr(claims, "claim_deliveries_in_transaction", lambda *a, **k: calls.append(k.get("among")) or real_claim(*a, **k))
+    real_claim = delivery_claim.claim_deliveries_in_transaction
+    monkeypatch.setattr(delivery_claim, "claim_deliveries_in_transaction", lambda *a, **k: calls.append(k.get("among")) or real_claim(*a, **k))
 
     assert webhook_jobs.fan_out_pending() == 4
     assert len(receiver.requests) == 4
@@ -33,7 +33,7 @@ def test_the_fan_out_run_sends_what_it_created_without_a_claim_of_its_own(client
 
 
 def test_more_deliveries_than_slots_are_sent_in_batches(client, auth, receiver, job_settings):
-    policy = dataclasses.replace(webhook_delivery.DeliveryPolicy.from_settings(job_settings), concurrency=2)
+    policy = dataclasses.replace(delivery_policy.DeliveryPolicy.from_settings(job_settings), concurrency=2)
     for number in range(3):
         make_endpoint(client, auth, receiver.url(f"/hook-{number}"))
     for number in range(3):
@@ -45,7 +45,7 @@ def test_more_deliveries_than_slots_are_sent_in_batches(client, auth, receiver, 
 
 def test_runs_send_on_the_process_s_threads_without_starting_new_ones(client, auth, receiver, job_settings):
     """Starting a thread per attempt cost a third of a fan-out run: a second run reuses the first's."""
-    policy = webhook_delivery.DeliveryPolicy.from_settings(job_settings)
+    policy = delivery_policy.DeliveryPolicy.from_settings(job_settings)
     for number in range(3):
         make_endpoint(client, auth, receiver.url(f"/hook-{number}"))
 

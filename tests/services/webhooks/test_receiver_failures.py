@@ -10,7 +10,7 @@ import pytest
 from core.clock import utcnow
 from models.base import db
 from models.webhooks import WebhookAttempt, WebhookDelivery
-from services.webhooks import webhook_delivery
+from services.webhooks import delivery_policy
 from tests import factories
 from tests.services.webhooks.conftest import pump
 from tests.services.webhooks.test_delivery import create_invoice, make_endpoint
@@ -88,7 +88,7 @@ def ca(tmp_path):
 @pytest.fixture
 def torture_policy(ca):
     """The real retry schedule's first step, a short deadline (the trickle), and the test CA."""
-    return webhook_delivery.DeliveryPolicy(retry_schedule=(RETRY_SECONDS, 300), timeout_seconds=2, claim_seconds=30,
+    return delivery_policy.DeliveryPolicy(retry_schedule=(RETRY_SECONDS, 300), timeout_seconds=2, claim_seconds=30,
                                            concurrency=4, allow_private=True, ca_bundle=ca.bundle)
 
 

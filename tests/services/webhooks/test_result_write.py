@@ -12,7 +12,7 @@ from core.clock import utcnow
 from models.base import db, is_postgres
 from models.events import Event
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from services.webhooks import outbox, webhook_delivery, webhook_sending
+from services.webhooks import delivery_claim, delivery_results, outbox, webhook_sending
 from tests.services.webhooks.test_delivery import create_invoice, make_endpoint
 
 
@@ -47,7 +47,7 @@ def _claimed(client, auth, receiver, policy, invoices: int) -> list[webhook_send
     with db.connection_context():
         for event in Event.select():
             outbox.fan_out(event.id, now=utcnow())
-        return webhook_delivery.claim_due(policy, now=utcnow(), limit=10)
+        return delivery_claim.claim_due(policy, now=utcnow(), limit=10)
 
 
 def test_each_result_still_claimed_gets_one_attempt_written_with_it_without_a_transaction(
@@ -59,9 +59,9 @@ def test_each_result_still_claimed_gets_one_attempt_written_with_it_without_a_tr
             WebhookDelivery.id == lost.delivery_id).execute()
         now = utcnow()
         outcomes = [webhook_sending.Outcome(each, now, ok=True, status_code=200, latency_ms=3) for each in work]
-        counts = webhook_delivery.RunCounts()
+        counts = delivery_results.RunCounts()
         with _statements_sent() as sent:
-            webhook_delivery.record(outcomes, policy, now=now, counts=counts)
+            delivery_results.record(outcomes, policy, now=now, counts=counts)
         if is_postgres():
             from psycopg2.extensions import TRANSACTION_STATUS_IDLE
 
@@ -69,8 +69,8 @@ def test_each_result_still_claimed_gets_one_attempt_written_with_it_without_a_tr
             assert [statement.split()[0] for statement in sent] == ["WITH"]
             assert db.connection().get_transaction_status() == TRANSACTION_STATUS_IDLE
         # Written again (a retried write), the batch adds nothing: the written claims are cleared.
-        again = webhook_delivery.RunCounts()
-        webhook_delivery.record(outcomes, policy, now=now, counts=again)
+        again = delivery_results.RunCounts()
+        delivery_results.record(outcomes, policy, now=now, counts=again)
         attempts = sorted((attempt.delivery_id, attempt.number, attempt.outcome) for attempt in WebhookAttempt.select())
         lost_row = WebhookDelivery.get_by_id(lost.delivery_id)
     assert counts.succeeded == 2 and counts.outcomes == outcomes[1:]
@@ -86,7 +86,7 @@ def test_a_result_that_may_change_its_endpoints_health_is_written_with_it_in_one
         now = utcnow()
         failed = webhook_sending.Outcome(work, now, ok=False, status_code=503, latency_ms=3, error="HTTP 503")
         with _statements_sent() as sent:
-            webhook_delivery.record([failed], policy, now=now, counts=webhook_delivery.RunCounts())
+            delivery_results.record([failed], policy, now=now, counts=delivery_results.RunCounts())
         endpoint = WebhookEndpoint.get_by_id(work.endpoint_id)
         [attempt] = WebhookAttempt.select()
     assert endpoint.failing_since == now and attempt.outcome == "failed"
@@ -115,12 +115,12 @@ def test_a_result_written_on_a_lost_connection_is_written_again_once(app, client
     create_invoice(client, auth)
     with db.connection_context():
         outbox.fan_out(Event.get().id, now=utcnow())
-        [work] = webhook_delivery.claim_due(policy, now=utcnow(), limit=10)
+        [work] = delivery_claim.claim_due(policy, now=utcnow(), limit=10)
         now = utcnow()
         outcome = webhook_sending.Outcome(work, now, ok=True, status_code=200, latency_ms=3, excerpt="ok")
         _terminate_this_connection()
-        counts = webhook_delivery.RunCounts()
-        webhook_delivery.record([outcome], policy, now=now, counts=counts)
+        counts = delivery_results.RunCounts()
+        delivery_results.record([outcome], policy, now=now, counts=counts)
     with db.connection_context():
         delivery = WebhookDelivery.get_by_id(work.delivery_id)
         assert (delivery.status, delivery.claim_token, delivery.succeeded_at) == ("succeeded", None, now)

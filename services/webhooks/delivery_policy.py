@@ -1,0 +1,70 @@
+"""What a delivery run may do (docs/webhooks.md#fairness, #retries): how many attempts it keeps in
+flight, what one endpoint and one store may hold of them (the caps a claim applies:
+delivery_claim.py), how long a claim lasts, and when a failed delivery is tried again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import datetime as dt
+import random
+
+JITTER = 0.10
+STORE_SHARE = 4                 # a store's backlog holds at most 1/4 of a run's slots in flight,
+STORE_SHARE_ALONE = 2           # 1/2 while no other store has a delivery due and its receivers are quick
+STORE_SHARE_OF_NEW_EVENTS = 2   # with its new events' first attempts, at most 1/2
+
+# An attempt in flight for longer than this makes its store's receivers slow: the store is back
+# to its shared cap even while it is the only one with deliveries due.
+QUICK_ATTEMPT = dt.timedelta(seconds=1)
+
+
+@dataclass(frozen=True)
+class DeliveryCaps:
+    """What one claim may take: attempts in flight at once per target (an endpoint; a store's
+    legacy callbacks count as one target) and per store, across every worker, and the lease.
+    `per_store_alone`: a store's cap while no other store has a delivery due and none of its
+    attempts in flight has lasted QUICK_ATTEMPT (a backlog then uses the slots nobody else wants,
+    and is back to `per_store` as soon as anyone else's delivery is due or its receivers slow)."""
+    per_target: int
+    per_store: int
+    lease_seconds: int
+    per_store_alone: int | None = None
+
+
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    retry_schedule: tuple[int, ...]
+    timeout_seconds: int
+    claim_seconds: int
+    concurrency: int
+    allow_private: bool
+    max_in_flight_per_endpoint: int = 4
+    ca_bundle: str | None = None        # tests with their own CA only; None trusts the public CAs
+
+    @property
+    def caps(self) -> DeliveryCaps:
+        """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap);
+        half while it is the only store with deliveries due and its attempts are quick."""
+        per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
+        alone = max(per_store, self.concurrency // STORE_SHARE_ALONE)
+        return DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds, alone)
+
+    @property
+    def first_attempt_caps(self) -> DeliveryCaps:
+        """A fan-out's first attempts may take their store to half a run's slots, so one new event
+        reaches a store's 16 endpoints at once; its backlog never takes it past `caps`."""
+        per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE_OF_NEW_EVENTS)
+        return DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
+
+    @classmethod
+    def from_settings(cls, settings) -> "DeliveryPolicy":
+        return cls(settings.webhook_retry_schedule, settings.webhook_timeout_seconds,
+                   settings.webhook_claim_seconds, settings.webhook_concurrency,
+                   settings.allow_private_webhook_urls, settings.webhook_max_in_flight_per_endpoint)
+
+    def next_attempt_at(self, attempts_made: int, now: dt.datetime) -> dt.datetime | None:
+        """When to try again after `attempts_made` failed attempts; None when out of retries."""
+        if attempts_made > len(self.retry_schedule):
+            return None
+        delay = self.retry_schedule[attempts_made - 1]
+        return now + dt.timedelta(seconds=delay * (1 + random.uniform(0, JITTER)))
