@@ -23,7 +23,8 @@ import threading
 import time
 from typing import Callable
 
-from models.base import db, is_postgres
+from infra.database import on_postgres
+from models.base import db
 
 log = logging.getLogger("tender.heartbeats")
 
@@ -67,7 +68,7 @@ _beater = {"thread": None, "pid": None}
 def keep_alive(beat: Callable[[], bool]) -> Beating:
     """Renew a claim by calling `beat()` every INTERVAL_SECONDS until the returned Beating stops."""
     beating = Beating(beat)
-    if not is_postgres():
+    if not on_postgres():
         return beating
     with _registry_lock:
         _live.add(beating)
