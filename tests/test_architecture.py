@@ -41,6 +41,14 @@ def test_services_never_ask_which_database_they_run_on():
     assert asking == []
 
 
+def test_infra_asks_which_database_it_is_on_one_way():
+    """Within infra/, the one question "PostgreSQL or SQLite?" is `infra/database.on_postgres`;
+    nothing there names the global `is_postgres`."""
+    asking = [str(path.relative_to(ROOT)) for path in sorted((ROOT / "infra").rglob("*.py"))
+              if "is_postgres" in path.read_text()]
+    assert asking == []
+
+
 # Where rows the settlement statement's roll-up sums may be written (services/books/settlement_days.py
 # must see each write in its transaction): transactions only by `services/engine/transactions.insert`,
 # and an invoice's paid and settled amounts only by the moves of invoice_states (`move`, or an
