@@ -210,7 +210,7 @@ for _kind in ("invoices", "transactions"):
 @click.option("--store", "store_id", default=None, help="One store's days (default: every store's).")
 @_domain_errors
 def statement_rebuild(start, end, store_id):
-    from services.books import settlement_days
+    from services import settlement_days
 
     store = stores.get_store(store_id) if store_id else None
     written = settlement_days.rebuild(start.date(), end.date(), store_id=store.id if store else None)

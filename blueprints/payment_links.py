@@ -12,6 +12,7 @@ from schemas.payment_links import (PaymentLinkCreateSchema, PaymentLinkInvoiceSc
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
 from schemas.transactions import TransactionSchema
 from services import payment_links
+from services.engine import transactions
 
 bp = Blueprint("payment_links", __name__, url_prefix="/v1/payment-links")
 
@@ -81,4 +82,4 @@ def list_payment_link_invoices(link_id):
 @requires_scope("payment_links:read")
 def list_payment_link_transactions(link_id):
     link = _store_link(link_id)
-    return listed(partial(payment_links.list_transactions, link), TransactionSchema(many=True).dump)
+    return listed(partial(transactions.list_for_payment_link, link), TransactionSchema(many=True).dump)

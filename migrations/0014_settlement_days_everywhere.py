@@ -1,6 +1,6 @@
 """The settlement statement's daily roll-up on both databases, kept by the application.
 
-From here on `settlement_day` is kept by services/books/settlement_days.py, called in the
+From here on `settlement_day` is kept by services/settlement_days.py, called in the
 transaction of every write that changes what it sums, the same on PostgreSQL and SQLite.
 
 PostgreSQL had the table since 0008, kept by triggers (amended in 0012): the triggers and their
@@ -54,6 +54,6 @@ def up(migrator, db):
     ).fetchone()
     if first is not None:
         # Summed by the one definition of what counts on which day, not a copy of it.
-        from services.books import settlement_days
+        from services import settlement_days
 
         settlement_days.rebuild(dt.date.fromisoformat(first), dt.date.fromisoformat(last), handle=db)

@@ -1,6 +1,6 @@
 """`settlement_day`: the settlement statement's daily roll-up, one row per store, UTC day and
 invoice currency (docs/exports.md#the-settlement-statement). What adds to it is decided in
-services/books/settlement_days.py, in the same transaction as the rows it sums."""
+services/settlement_days.py, in the same transaction as the rows it sums."""
 import peewee as pw
 
 from models.base import BaseModel

@@ -1,7 +1,8 @@
 """Payment links (docs/payment-links.md): the merchant's verbs and queries, and the buyer's look-up.
 
-Checkout lives in services/engine/checkout.py; this module must not import invoice_states, which
-calls `on_invoice_paid` from here when an invoice is paid.
+Checkout lives in services/engine/checkout.py, and a link's transactions in
+services/engine/transactions.py: the engine calls this module (`on_invoice_paid` when an invoice is
+paid, the amount rules at checkout), so it imports nothing of the engine (.importlinter).
 """
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ from infra.pagination import Page, PageRequest, paginate
 from models.invoices import Invoice
 from models.payment_links import AMOUNT_MODES, CUSTOMER_DEFINED, FIXED, PaymentLink
 from models.stores import Store
-from models.transactions import Transaction
-from services.engine import transactions
 
 PRICING_FIELDS = ("amount_mode", "amount", "min_amount", "max_amount")
 
@@ -139,13 +138,6 @@ def deactivate(link: PaymentLink, *, now: dt.datetime) -> PaymentLink:
 def list_invoices(link: PaymentLink, page: PageRequest) -> Page:
     scope = (Invoice.store == link.store_id) & (Invoice.payment_link_id == link.public_id)
     return paginate(Invoice.select().where(scope), Invoice, page, prefix="inv_", scope=scope)
-
-
-def list_transactions(link: PaymentLink, page: PageRequest) -> Page:
-    scope = (Transaction.store == link.store_id) & (Invoice.payment_link_id == link.public_id)
-    query = transactions.with_invoice().where(scope)
-    cursor_scope = Transaction.store == link.store_id
-    return paginate(query, Transaction, page, prefix="txn_", scope=cursor_scope)
 
 
 def mark_checkout_started(link: PaymentLink, *, now: dt.datetime) -> None:

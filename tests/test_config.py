@@ -1,4 +1,4 @@
-"""config.py: settings from the environment only; a bad value is a one-line error naming the variable."""
+"""config/: settings from the environment only; a bad value is a one-line error naming the variable."""
 import os
 import subprocess
 import sys

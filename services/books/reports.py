@@ -1,7 +1,7 @@
 """The daily settlement statement (docs/exports.md#the-settlement-statement).
 
 One SQL query per request, the same on every database. The sums come from `settlement_day`, the
-daily roll-up that services/books/settlement_days.py (the one definition of what counts on which
+daily roll-up that services/settlement_days.py (the one definition of what counts on which
 day) keeps in the same transaction as the rows: a 90-day statement reads at most 90 rows a currency,
 whatever the store's volume. `received` there is the sum of the settlement transactions' amounts,
 exactly as the transactions export lists them, so the two reconcile to the last digit. Only

@@ -13,8 +13,7 @@ from infra import locks, metrics
 from models import inserts
 from models.base import db
 from models.invoices import Invoice
-from services import payment_links
-from services.books import settlement_days
+from services import payment_links, settlement_days
 from services.engine import events
 
 log = logging.getLogger("tender.payments")

@@ -7,10 +7,11 @@ from infra.pagination import Page, PageRequest, paginate
 import peewee as pw
 
 from models.invoices import Invoice
+from models.payment_links import PaymentLink
 from models.refunds import Refund
 from models.stores import Store
 from models.transactions import Transaction
-from services.books import settlement_days
+from services import settlement_days
 
 
 def insert(invoice: Invoice, **fields) -> Transaction:
@@ -62,3 +63,11 @@ def list_for_invoice(invoice: Invoice) -> list[Transaction]:
     """All of an invoice's movements, oldest first (payment, then settlement or refund)."""
     return list(with_invoice().where(Transaction.invoice == invoice.id)
                 .order_by(Transaction.created_at.asc(), Transaction.id.asc()))
+
+
+def list_for_payment_link(link: PaymentLink, page: PageRequest) -> Page:
+    """The transactions of the invoices made from a payment link (its checkouts)."""
+    scope = (Transaction.store == link.store_id) & (Invoice.payment_link_id == link.public_id)
+    query = with_invoice().where(scope)
+    cursor_scope = Transaction.store == link.store_id
+    return paginate(query, Transaction, page, prefix="txn_", scope=cursor_scope)

@@ -1,5 +1,5 @@
 """The settlement statement summed straight from the rows: the oracle the daily roll-up is checked
-against (services/books/settlement_days.py keeps the roll-up; services/books/reports.py reads it).
+against (services/settlement_days.py keeps the roll-up; services/books/reports.py reads it).
 
 The same definition written as one query over invoices and transactions, independent of the
 roll-up's code, so a write point that forgets the roll-up shows as a difference here."""

@@ -14,7 +14,7 @@ from infra import locks
 from models.base import db
 from models.invoices import Invoice
 from models.settlement_days import SettlementDay
-from services.books import settlement_days
+from services import settlement_days
 from services.engine import invoice_states
 from tests import factories
 from tests.blueprints.assertions import assert_error

@@ -22,7 +22,7 @@ from tests import factories
 from tests.payflow import event_types, make_due, next_poll_of, reload
 from tests.support.statement_oracle import roll_up_checked_after_each_test
 
-# Every payment and refund path here keeps the settlement statement's roll-up (services/books/settlement_days.py).
+# Every payment and refund path here keeps the settlement statement's roll-up (services/settlement_days.py).
 roll_up_checked = pytest.fixture(autouse=True)(roll_up_checked_after_each_test)
 
 

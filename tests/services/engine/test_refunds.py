@@ -11,7 +11,7 @@ from tests import factories
 from tests.payflow import poll_until_quiet, run_pipeline
 from tests.support.statement_oracle import roll_up_checked_after_each_test
 
-# Every payment and refund path here keeps the settlement statement's roll-up (services/books/settlement_days.py).
+# Every payment and refund path here keeps the settlement statement's roll-up (services/settlement_days.py).
 roll_up_checked = pytest.fixture(autouse=True)(roll_up_checked_after_each_test)
 
 
