@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 DESKTOP = {"width": 1024, "height": 760}
 PHONE = {"width": 390, "height": 844}
-# Every run saves its screenshots; only `SCREENSHOTS=docs` writes them over the README's copies,
+# Every run saves its screenshots; only `SCREENSHOTS=docs` writes them over the copies docs/tour.md shows,
 # so an ordinary test run leaves the tracked files alone.
 SCREENSHOTS = (ROOT / "docs" / "screenshots" if os.environ.get("SCREENSHOTS") == "docs"
                else Path(tempfile.gettempdir()) / "tender-screenshots")
