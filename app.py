@@ -12,6 +12,7 @@ from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
 from blueprints.request_log import log_request, start_timer
 from blueprints.requests import refuse_unstorable_request_text
+from blueprints.security_headers import security_headers_for
 from bootstrap import init_runtime
 from cli import register_commands
 from config import Settings, load_settings
@@ -19,13 +20,6 @@ from core import ids
 from models.base import db
 
 MAX_BODY_BYTES = 64 * 1024
-# On every response (docs/security.md). JSON needs no script, style or frame: the CSP allows nothing.
-SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-}
 
 
 class _JsonFlask(Flask):
@@ -52,7 +46,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     register_commands(app)
     _register_request_hooks(app)
     app.wsgi_app = _TrustedProxies(app, app.wsgi_app)
-    app.wsgi_app = BodyDeadline(app.wsgi_app, settings.request_body_timeout_seconds)
+    app.wsgi_app = BodyDeadline(app.wsgi_app, settings.request_body_timeout_seconds,
+                                 settings.arriving_requests_per_client)
     if _runs_embedded_jobs(settings):
         from scheduler import embedded
 
@@ -83,14 +78,6 @@ class _TrustedProxies:
         if hops not in self._fixes:
             self._fixes[hops] = ProxyFix(self.wsgi_app, x_for=hops, x_proto=hops)
         return self._fixes[hops](environ, start_response)
-
-
-def security_headers_for(settings: Settings) -> dict:
-    headers = dict(SECURITY_HEADERS)
-    if settings.public_base_url.startswith("https://"):
-        # Only behind https: over plain http (a laptop, tests) the header would be ignored or harmful.
-        headers["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
-    return headers
 
 
 def _register_request_hooks(app: Flask) -> None:

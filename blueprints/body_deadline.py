@@ -11,7 +11,9 @@ So one watchdog thread per process looks at each body at its deadline:
 * a body the app has not started reading yet (it was busy: the client is not late for that) gets
   LATE_READ_SECONDS more, again and again while the app is busy; what the client sent in time is
   already here and reads at once, so only a read that waits on the client is ever cut.
-A body read to its end is no longer watched. This needs the connection's socket, which gunicorn
+A body read to its end is no longer watched. While it arrives, it counts among its client's arriving
+requests (blueprints/arriving_requests.py); a client already at its bound gets 429 `rate_limited`
+when the app asks for the body, instead of a thread waiting on one more of its bodies. This needs the connection's socket, which gunicorn
 puts in the environ; under any other server (Flask's test client) the middleware stands aside.
 
 An answer given before the body was read to its end (a 413, a 408, a body sent with a GET) says
@@ -25,7 +27,8 @@ import socket
 import threading
 import time
 
-from core.errors import RequestTimeout
+from blueprints.arriving_requests import ARRIVING
+from core.errors import RequestTimeout, TooManyRequests
 
 LATE_READ_SECONDS = 1.0
 
@@ -33,9 +36,10 @@ LATE_READ_SECONDS = 1.0
 class BodyDeadline:
     """WSGI middleware: watches each request that has a body while the app runs."""
 
-    def __init__(self, app, seconds: float):
+    def __init__(self, app, seconds: float, per_client: int = 0):
         self.app = app
         self.seconds = seconds
+        self.per_client = per_client
         self.watchdog = _Watchdog()
 
     def __call__(self, environ, start_response):
@@ -43,10 +47,13 @@ class BodyDeadline:
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         if connection is None or not (length or chunked):
             return self.app(environ, start_response)
+        client = ARRIVING.enter(environ.get("REMOTE_ADDR"), self.per_client)
         body = _DeadlineInput(environ["wsgi.input"], connection, self.seconds, length,
-                              on_complete=self.watchdog.forget)
+                              on_complete=self._forget, refused=client is None)
+        body.client = client
         environ["wsgi.input"] = body
-        self.watchdog.watch(body, time.monotonic() + self.seconds)
+        if client is not None:
+            self.watchdog.watch(body, time.monotonic() + self.seconds)
 
         def start_closing_if_unread(status, headers, exc_info=None):
             if not body.complete:
@@ -56,7 +63,14 @@ class BodyDeadline:
         try:
             return self.app(environ, start_closing_if_unread)
         finally:
-            self.watchdog.forget(body)
+            self._forget(body)
+
+    def _forget(self, body: _DeadlineInput) -> None:
+        """The body is in, or the request over: no longer watched, no longer arriving."""
+        self.watchdog.forget(body)
+        client, body.client = body.client, None
+        if client is not None:
+            ARRIVING.leave(client)
 
 
 def _close_after_answer(start_response) -> None:
@@ -78,13 +92,16 @@ class _DeadlineInput:
     """The request's input stream. `reading` says whether a read may be waiting on the client now;
     once the watchdog has cut the connection (`cut`), a read that did not complete the body is the 408."""
 
-    def __init__(self, stream, connection: socket.socket, seconds: float, length: int | None, *, on_complete):
+    def __init__(self, stream, connection: socket.socket, seconds: float, length: int | None, *, on_complete,
+                 refused: bool = False):
         self.stream = stream
         self.connection = connection
         self.seconds = seconds
         self.left = length          # None: chunked, complete at the end of the stream
         self.on_complete = on_complete
         self.reading = self.cut = self.complete = False
+        self.refused = refused      # its client has too many requests arriving: never read it
+        self.client: str | None = None
 
     def read(self, *args):
         return self._checked(self.stream.read, *args)
@@ -93,6 +110,9 @@ class _DeadlineInput:
         return self._checked(self.stream.readline, *args)
 
     def _checked(self, read, *args):
+        if self.refused:
+            raise TooManyRequests("rate_limited", "Too many requests from this client are still arriving; "
+                                  "retry when they have.")
         self.reading = True
         try:
             data = read(*args)

@@ -70,6 +70,10 @@ class Settings:
     rate_limit_public_reads_per_ip: int = 120
     trusted_proxy_hops: int = 0      # X-Forwarded-For hops to trust (docs/api.md#rate-limits)
     request_body_timeout_seconds: int = 10      # a body still arriving after this is 408 (blueprints/body_deadline.py)
+    request_header_timeout_seconds: int = 10    # headers still arriving after this: 408 (blueprints/header_deadline.py)
+    # Requests one client (an IPv4 address, an IPv6 /64) may have still arriving (headers or body) in
+    # one web process; 0: no bound (the default behind trusted proxies, whose address every client shares).
+    arriving_requests_per_client: int = 8
     # Webhooks (docs/webhooks.md): retry delays after each failed attempt, the per-attempt timeout,
     # how long a claimed delivery stays reserved, and how many are sent at once per worker.
     webhook_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600, 43200, 86400, 86400)
@@ -148,6 +152,12 @@ def load_settings(environ) -> Settings:
         trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", default.trusted_proxy_hops, minimum=0, maximum=10),
         request_body_timeout_seconds=env.integer("REQUEST_BODY_TIMEOUT_SECONDS", default.request_body_timeout_seconds,
                                                  minimum=1, maximum=300),
+        request_header_timeout_seconds=env.integer("REQUEST_HEADER_TIMEOUT_SECONDS",
+                                                   default.request_header_timeout_seconds, minimum=1, maximum=300),
+        arriving_requests_per_client=env.integer(
+            "ARRIVING_REQUESTS_PER_CLIENT",
+            0 if env.integer("TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=10) else default.arriving_requests_per_client,
+            minimum=0, maximum=100_000),
         **_webhook_settings(env, default),
         chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS",
                                                 default.chain_poll_interval_seconds, minimum=1, maximum=3600),

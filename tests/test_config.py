@@ -215,3 +215,10 @@ def test_every_rq_process_reads_the_same_redis_settings():
     assert dashboard_url({"REDIS_SENTINELS": "10.0.0.1:26379,10.0.0.2:26379", "REDIS_SENTINEL_MASTER": "tender",
                           "REDIS_DB": "2", "REDIS_PASSWORD": "pw"}) == \
         "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/tender/2"
+
+
+def test_arriving_requests_are_bounded_per_client_unless_behind_trusted_proxies():
+    assert load_settings({}).arriving_requests_per_client == 8
+    assert load_settings({"TRUSTED_PROXY_HOPS": "1"}).arriving_requests_per_client == 0     # the proxy is everyone
+    assert load_settings({"TRUSTED_PROXY_HOPS": "1", "ARRIVING_REQUESTS_PER_CLIENT": "50"}).arriving_requests_per_client == 50
+    assert load_settings({"REQUEST_HEADER_TIMEOUT_SECONDS": "3"}).request_header_timeout_seconds == 3

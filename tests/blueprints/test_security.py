@@ -182,7 +182,7 @@ def test_security_headers_on_errors_the_router_answers(client):
 def test_hsts_only_when_the_public_url_is_https(settings):
     import dataclasses
 
-    from app import security_headers_for
+    from blueprints.security_headers import security_headers_for
 
     secure = security_headers_for(dataclasses.replace(settings, public_base_url="https://pay.example.com"))
     assert secure["Strict-Transport-Security"].startswith("max-age=")

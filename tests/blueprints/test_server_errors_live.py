@@ -38,3 +38,16 @@ def test_a_nul_byte_in_a_header_is_a_json_400(live_web):
     head, body = _ask(live_web, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\x00b\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400") and b"Content-Type: application/json" in head, head
     assert body["error"]["type"] == "invalid_request" and body["error"]["code"] == "validation_error"
+
+
+def test_an_unknown_transfer_coding_is_501_not_implemented(live_web):
+    head, body = _ask(live_web, b"POST /v1/invoices HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 501 Not Implemented\r\n"), head      # gunicorn's writer said "501 Bad Request"
+    assert body["error"]["request_id"].startswith("req_")
+
+
+def test_gunicorns_refusals_carry_the_headers_of_every_response(live_web):
+    head, _ = _ask(live_web, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\x00b\r\n\r\n")
+    for header in (b"X-Content-Type-Options: nosniff", b"X-Frame-Options: DENY", b"Referrer-Policy: no-referrer",
+                   b"Content-Security-Policy: default-src 'none'", b"Cache-Control: no-store"):
+        assert header in head, (header, head)

@@ -1,0 +1,141 @@
+"""Clients that send their request's headers slowly hold no thread, are answered 408
+`request_timeout` at REQUEST_HEADER_TIMEOUT_SECONDS, and one client may have only
+ARRIVING_REQUESTS_PER_CLIENT requests arriving at once. On a real gunicorn (gunicorn.conf.py, one
+process of four threads) over sockets: 50 slow clients are connected and sending while /health and an
+invoice create from another address are answered; blueprints/header_deadline.py, arriving_requests.py."""
+import json
+import select
+import socket
+import threading
+import time
+
+import pytest
+
+from tests import factories
+from tests.support.processes import gunicorn_on
+from tests.support.raw_http import post_head, read_answer
+
+HEADER_SECONDS = 6          # long enough for /health and a create on a loaded machine, short for CI
+PER_CLIENT = 2
+BODY_SECONDS = 2
+ANSWER_WAIT_SECONDS = 20    # how long a client here waits for any answer before the test fails
+SLOW_HEAD = b"POST /v1/invoices HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+
+
+@pytest.fixture(scope="module")
+def live_web(app, test_env, tmp_path_factory):
+    with gunicorn_on(test_env, tmp_path_factory.mktemp("web") / "web.log", RATE_LIMIT_WRITE_MODE="off",
+                     REQUEST_HEADER_TIMEOUT_SECONDS=str(HEADER_SECONDS), ARRIVING_REQUESTS_PER_CLIENT=str(PER_CLIENT),
+                     REQUEST_BODY_TIMEOUT_SECONDS=str(BODY_SECONDS)) as port:
+        yield port
+
+
+def _connect(port: int, address: str) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((address, 0))         # all of 127/8 is this machine: each address is another client
+    sock.settimeout(ANSWER_WAIT_SECONDS)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def _answer(sock: socket.socket) -> tuple[bytes, dict]:
+    head, _, body = read_answer(sock).partition(b"\r\n\r\n")
+    return head, json.loads(body)
+
+
+def _unanswered_and_open(sock: socket.socket) -> bool:
+    """Nothing to read, not even the end of the stream: the server still waits on its headers."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    return not readable
+
+
+def _closed(sock: socket.socket) -> bool:
+    """The end of the stream, or a reset (the server closed with our latest header line unread)."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+class _Trickler:
+    """Sends one more header line to each slow client every half second, for at most 30 s."""
+
+    def __init__(self, sockets):
+        self.sockets, self.stop = sockets, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        deadline = time.monotonic() + 30
+        line = 0
+        while not self.stop.wait(0.5) and time.monotonic() < deadline:
+            line += 1
+            for sock in self.sockets:
+                try:
+                    sock.sendall(f"X-Slow-{line}: still coming\r\n".encode())
+                except OSError:
+                    pass            # answered and closed: what the test expects
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+def _served_quickly(port: int, store) -> None:
+    """/health and an invoice create, from a client of its own, each answered."""
+    with _connect(port, "127.0.0.1") as sock:
+        sock.settimeout(HEADER_SECONDS / 2)       # on gunicorn's own worker this waits on the slow clients
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        head, health = _answer(sock)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        body = b'{"amount": "5.00", "currency": "USD"}'
+        sock.sendall(post_head("/v1/invoices", factories.make_key(store), Content_Length=len(body)) + body)
+        head, created = _answer(sock)
+        assert head.startswith(b"HTTP/1.1 201"), created
+
+
+def test_fifty_slow_clients_hold_no_thread_and_get_408(live_web, store):
+    crowd = [_connect(live_web, f"127.0.1.{n}") for n in range(1, 40)]         # one each: under the bound
+    kept_alive = _connect(live_web, "127.0.2.1")       # a fast request first, then a slow one on the same connection
+    kept_alive.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert _answer(kept_alive)[0].startswith(b"HTTP/1.1 200")
+    one_client = [_connect(live_web, "127.0.0.2") for _ in range(10)]           # over its bound of 2
+    slow = crowd + [kept_alive] + one_client
+    assert len(slow) == 50
+    admitted, refused = crowd + [kept_alive] + one_client[:PER_CLIENT], one_client[PER_CLIENT:]
+    try:
+        for sock in admitted:
+            sock.sendall(SLOW_HEAD)
+        with _Trickler(admitted):
+            for sock in refused:                       # answered at once, not at the deadline
+                head, body = _answer(sock)
+                assert head.startswith(b"HTTP/1.1 429 Too Many Requests"), head
+                assert body["error"]["code"] == "rate_limited"
+            _served_quickly(live_web, store)
+            assert all(_unanswered_and_open(sock) for sock in admitted)    # still connected and sending
+            for sock in admitted:
+                head, body = _answer(sock)
+                assert head.startswith(b"HTTP/1.1 408 Request Timeout"), head
+                assert b"Connection: close" in head and b"X-Frame-Options: DENY" in head, head
+                assert (body["error"]["type"], body["error"]["code"]) == ("invalid_request", "request_timeout")
+                assert _closed(sock)
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_one_client_holds_at_most_its_bound_of_bodies(live_web, store):
+    key = factories.make_key(store)
+    stalled = [_connect(live_web, "127.0.0.3") for _ in range(PER_CLIENT + 1)]
+    try:
+        for sock in stalled:
+            sock.sendall(post_head("/v1/invoices", key, Content_Length=100) + b"{")
+        answers = [_answer(sock) for sock in stalled]
+        statuses = sorted(int(head.split()[1]) for head, _ in answers)
+        assert statuses == [408] * PER_CLIENT + [429], answers
+    finally:
+        for sock in stalled:
+            sock.close()
