@@ -89,7 +89,7 @@ class Settings:
     expiry_sweep_interval_seconds: int = 30
     poll_batch_size: int = 200
     poll_concurrency: int = 8
-    poll_lease_seconds: int = 60               # a poller's claim on an invoice; a dead worker's lapses
+    poll_lease_seconds: int = 5                # a poller's claim, renewed while it polls; a dead worker's lapses
     quote_min_remaining_seconds: int = 120      # a deposit address needs this long left to be paid
     expiry_provider_timeout_seconds: int = 3    # the expiry sweep and cancel wait this long for the provider
     sandbox_latency_ms: int = 0                 # the sandbox answers status reads this slowly (tests, bench)

@@ -5,7 +5,9 @@ claimer then reads back the rows carrying its token. On PostgreSQL the candidate
 selected `FOR UPDATE SKIP LOCKED`, so concurrent claimers take disjoint batches without waiting
 on each other; SQLite has no row locks (and serialises writers), so the lease check alone holds.
 A worker that dies mid-batch simply lets its lease run out: the rows become due again. A worker
-that needs longer keeps its rows by pushing `claimed_until` out where its token still holds.
+that needs longer keeps its rows by pushing `claimed_until` out where its token still holds: a poll
+batch renews its short lease every second while it runs (`keep_leased`, infra/heartbeats.py), so a
+dead worker's rows are due again seconds after it died, and a slow batch keeps its rows.
 
 Webhook deliveries are claimed by a rule of their own (services/webhooks/delivery_claim.py:
 caps in flight, stores in turn): docs/architecture.md#two-claims-on-purpose.
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+import time
 
 import peewee as pw
 
+from infra import heartbeats
 from infra.database import on_postgres
 from models.base import db
 
@@ -44,6 +48,17 @@ def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, lim
             key.in_(candidates) & free).execute()
     rows = read(token) if read is not None else model.select().where(model.claim_token == token)
     return token, list(rows)
+
+
+def keep_leased(model, token: str, *, claimed_at: dt.datetime, lease_seconds: int) -> heartbeats.Beating:
+    """Renew the lease of the rows `token` still holds every heartbeat until `.stop()`. The lease is
+    reckoned on the claimer's clock (`claimed_at` plus the time since), as the claim's own was."""
+    started = time.monotonic()
+
+    def beat() -> bool:
+        now = claimed_at + dt.timedelta(seconds=time.monotonic() - started)
+        return model.update(claimed_until=lease_until(now, lease_seconds)).where(model.claim_token == token).execute() > 0
+    return heartbeats.keep_alive(beat)
 
 
 def release(model, row_id, token: str, **changes) -> bool:

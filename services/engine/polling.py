@@ -29,7 +29,7 @@ from services.engine import invoice_states, payments, poll_state, quotes, refund
 from services.engine.poll_state import WATCH_AFTER_DEADLINE
 
 log = logging.getLogger("tender.polling")
-LEASE_SECONDS = 60   # default lease: longer than one poll can take (provider timeout x retries)
+LEASE_SECONDS = 5    # default lease, renewed every second while the batch runs (claims.keep_leased)
 HOT_AFTER_QUOTE = dt.timedelta(minutes=15)      # a buyer who just took an address is paying now
 MAX_INTERVAL_SECONDS = 1800
 TICK_SLACK = 0.2     # a tick also takes invoices due within this fraction of an interval
@@ -244,6 +244,7 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
                                            lease_seconds=lease_seconds, limit=batch_size, read=watched.read)
 
             unchanged = {} if watched.reschedule_unchanged is not None else None
+            leased = claims.keep_leased(watched.claims, token, claimed_at=now, lease_seconds=lease_seconds)
 
             def one(row, answer, token=token, now=now, unchanged=unchanged):
                 with db.connection_context():
@@ -261,6 +262,7 @@ def poll_due(phase: str, provider, *, clock: Callable[[], dt.datetime], base_sec
                 # re-raises the first unexpected error: the job fails
                 list(pool.map(lambda pair: one(*pair), to_write))
             finally:
+                leased.stop()
                 if unchanged:
                     watched.reschedule_unchanged(token, unchanged)
             metrics.add("provider_reads", collections.Counter(

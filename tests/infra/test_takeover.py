@@ -4,6 +4,7 @@ killed with SIGKILL (tests/support/claim_holder.py), as a host lost mid-request 
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 import os
 import select
 import signal
@@ -13,14 +14,17 @@ import time
 
 import pytest
 
+import jobs
 from core.clock import utcnow
 from core.errors import Conflict
 from infra import idempotency
 from models.base import db, is_postgres
 from models.invoices import Invoice
 from models.payment_links import IdempotencyKey
+from tests import factories
 from tests.factories import make_store
-from tests.support.claim_holder import new_invoice
+from tests.payflow import event_types, reload
+from tests.support.claim_holder import PaidProvider, new_invoice, poll_once
 from tests.support.polling import wait_for
 from tests.support.processes import ROOT
 
@@ -120,3 +124,28 @@ def test_a_holder_whose_claim_was_taken_over_keeps_nothing(app, test_env, lapse)
     assert invoice_ids() == [outcome.body["id"]]
     with db.connection_context():
         assert IdempotencyKey.get().status == "complete"
+
+
+def test_a_poller_killed_mid_batch_leaves_its_invoices_to_another_within_seconds(app, settings, test_env):
+    """The lease of a poll claim is renewed while the poller asks the provider, and lapses soon after
+    it is killed: another poller then finishes the work, and the invoice is paid exactly once."""
+    jobs.use_runtime(settings)
+    now = utcnow()
+    invoice = factories.make_invoice(make_store(), now=now - dt.timedelta(minutes=1), status="awaiting_payment",
+                                     deposit_address="held", origin_asset="usdc.eth", refund_to="buyer",
+                                     amount_due=Decimal("10.05"), quoted_at=now, provider_status="PENDING_DEPOSIT",
+                                     next_poll_at=now - dt.timedelta(seconds=1))
+    lease = 1.5
+    holder = start_holder(test_env, "poll", str(lease), "0.2")
+    try:
+        if is_postgres():       # alive, it keeps its lease: nothing to claim for longer than the lease
+            watch_until = time.monotonic() + 1.5 * lease
+            while time.monotonic() < watch_until:
+                assert poll_once(PaidProvider(), lease_seconds=lease) == 0
+                time.sleep(0.1)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    wait_for(lambda: poll_once(PaidProvider(), lease_seconds=lease), timeout=BUDGET_SECONDS,
+             what="another poller to take over the dead poller's invoice", interval=0.2)
+    assert (reload(invoice).status, event_types(invoice).count("invoice.paid")) == ("paid", 1)

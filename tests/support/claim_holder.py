@@ -2,10 +2,14 @@
 web or worker process is to its claims when its host is lost mid-request (tests/infra/test_takeover.py).
 
     python -m tests.support.claim_holder idempotency STORE_ID KEY HEARTBEAT_SECONDS
+    python -m tests.support.claim_holder poll LEASE_SECONDS HEARTBEAT_SECONDS
 
-runs `infra.idempotency.run` for KEY, whose work creates an invoice and then waits for a line on
-stdin before returning; it prints `holding` once the work has begun, and `done STATUS` or
-`refused CODE` at the end. HEARTBEAT_SECONDS 0 stops its heartbeats (a holder alive but silent).
+`idempotency` runs `infra.idempotency.run` for KEY, whose work creates an invoice and then waits
+for a line on stdin before returning; it prints `holding` once the work has begun, and `done
+STATUS` or `refused CODE` at the end. `poll` runs one chain poll (`services.engine.polling`) with
+LEASE_SECONDS, whose provider prints `holding` when asked about the claimed invoices and answers
+(each deposit PROCESSING) after a line on stdin; it prints `polled N` at the end.
+HEARTBEAT_SECONDS 0 stops its heartbeats (a holder alive but silent).
 The database and Redis are the environment's (DATABASE_URL, REDIS_URL)."""
 from __future__ import annotations
 
@@ -49,6 +53,41 @@ def hold_idempotency_key(store_id: str, key: str) -> None:
     print(f"done {outcome.status}", flush=True)
 
 
+PROCESSING = dict(status="PROCESSING", correlation_id="corr", amount_in=Decimal("10.05"),
+                  amount_in_usd=Decimal("10.05"), origin_tx_hashes=("0xorigin",))
+
+
+class PaidProvider:
+    """Every deposit asked about has been paid (10.05); `before_answering` runs first."""
+
+    def __init__(self, before_answering=lambda: None):
+        self.before_answering = before_answering
+
+    def deposit_statuses(self, deposits):
+        from providers.base import DepositStatus
+
+        self.before_answering()
+        return [DepositStatus(**PROCESSING) for _deposit in deposits]
+
+
+def poll_once(provider, *, lease_seconds: float) -> int:
+    from core.clock import utcnow
+    from models.base import db
+    from services.engine import polling
+
+    with db.connection_context():
+        return polling.poll_due("chain", provider, clock=utcnow, base_seconds=10, hot_seconds=2, batch_size=10,
+                                concurrency=1, lease_seconds=lease_seconds)
+
+
+def hold_poll(lease_seconds: str) -> None:
+    def hold():
+        print("holding", flush=True)
+        sys.stdin.readline()
+
+    print(f"polled {poll_once(PaidProvider(hold), lease_seconds=float(lease_seconds))}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     from bootstrap import init_runtime
     from config import load_settings
@@ -60,6 +99,8 @@ def main(argv: list[str]) -> None:
     heartbeats.INTERVAL_SECONDS = beat_seconds if beat_seconds > 0 else 3600.0
     if mode == "idempotency":
         hold_idempotency_key(*args[:2])
+    elif mode == "poll":
+        hold_poll(args[0])
     else:
         raise SystemExit(f"claim_holder: unknown mode {mode}")
 
