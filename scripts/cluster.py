@@ -35,6 +35,7 @@ import uuid
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.receiver import EventReceiver  # noqa: E402  (the repository's root, for `python scripts/cluster.py`)
+from scripts import cluster_needs, cluster_report  # noqa: E402
 PY_BIN = Path(sys.executable).parent
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PREFIX = "tdc"
@@ -231,8 +232,8 @@ idle_transaction_timeout = 10
             "PUBLIC_BASE_URL": LB, "LOG_LEVEL": "WARNING",
             "RATE_LIMIT_WRITE_MODE": "off", "RATE_LIMIT_READ_MODE": "off", "RATE_LIMIT_PUBLIC_MODE": "off",
             "HOST": ip_of(host), "PORT": "8000", "WEB_CONCURRENCY": "1", "WEB_THREADS": str(self.web_threads),
-            # A killed host's claims lapse sooner than the defaults (60 s), so the check ends sooner.
-            "POLL_LEASE_SECONDS": "10", "WEBHOOK_TIMEOUT_SECONDS": "5", "WEBHOOK_CLAIM_SECONDS": "15",
+            # A killed host's delivery claims lapse sooner than the default (60 s).
+            "WEBHOOK_TIMEOUT_SECONDS": "5", "WEBHOOK_CLAIM_SECONDS": "15",
             "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,30,60",
         })
         env.update({key: str(value) for key, value in extra.items()})
@@ -354,6 +355,7 @@ class Load:
         import requests
         self.api_key, self.rate = api_key, rate
         self.refused: list[tuple[float, float, str]] = []     # (attempt began, failed, why)
+        self.windows: list[float] = []            # each step's refused-retry window (0: its first try succeeded)
         self.paid: dict[str, float] = {}          # invoice id -> when its pay call was accepted
         self.unfinished: list[str] = []
         self.lock = threading.Lock()
@@ -373,11 +375,14 @@ class Load:
         if auth:
             headers["Authorization"] = f"Bearer {self.api_key}"
         deadline = time.monotonic() + self.STEP_SECONDS
+        failed_at: list[float] = []
         while time.monotonic() < deadline:
             attempt = time.monotonic()
             try:
                 answer = self.session().request(method, LB + path, json=body, headers=headers, timeout=15)
                 if answer.status_code < 300:
+                    with self.lock:
+                        self.windows.append(cluster_report.refused_window(failed_at, time.monotonic()))
                     return answer.json()
                 if answer.status_code < 500 and answer.status_code not in (409, 429):
                     raise RuntimeError(f"{method} {path}: {answer.status_code} {answer.text[:300]}")
@@ -385,8 +390,9 @@ class Load:
             except self.requests.RequestException as error:
                 reason = type(error).__name__
                 self.local.__dict__.pop("session", None)
+            failed_at.append(time.monotonic())
             with self.lock:
-                self.refused.append((attempt, time.monotonic(), reason))
+                self.refused.append((attempt, failed_at[-1], reason))
             time.sleep(0.2)
         raise RuntimeError(f"{method} {path}: no success within {self.STEP_SECONDS} s")
 
@@ -443,7 +449,8 @@ def settle_state(cluster: Cluster, invoices: list[str]) -> dict:
     return {"invoices": rows, "events": events}
 
 
-def check(args) -> int:
+def check(args) -> dict:
+    """One run of the chaos workload through the three faults, on a cluster built for it; its report."""
     workdir = Path(tempfile.mkdtemp(prefix="tender-cluster-"))
     cluster = Cluster(workdir)
     report: dict = {"faults": []}
@@ -488,6 +495,7 @@ def check(args) -> int:
                 "last_refused_attempt_began_after_fault_s": round(max(b for b, _e in refused) - fault_time, 1)
                 if refused else None,
                 "last_refusal_after_fault_s": round(max(e for _b, e in refused) - fault_time, 1) if refused else None,
+                "longest_refused_retry_s": max(load.windows, default=None),
             })
             loads.append(load)
             log(f"  {report['faults'][-1]}")
@@ -522,7 +530,7 @@ def check(args) -> int:
                            if paid_event.get(invoice) in first_arrival)
             fault.update({
                 # From the buyer's payment accepted to the merchant's receiver getting invoice.paid.
-                "pay_to_invoice_paid_p50_s": round(waits[len(waits) // 2], 1) if waits else None,
+                "pay_to_invoice_paid_p50_s": cluster_report.median(waits),
                 "pay_to_invoice_paid_max_s": round(waits[-1], 1) if waits else None,
                 "payments_lost": len(mine - paid), "invoices_settled": len(mine & settled),
                 "every_invoice_settled": mine <= settled, "events_expected": len(expected),
@@ -550,11 +558,21 @@ def check(args) -> int:
             log(f"logs kept in {workdir / 'logs'}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
-    totals = report.get("totals", {})
-    ok = (totals.get("payments_lost") == 0 and totals.get("events_lost") == 0
-          and totals.get("invoices_settled") == totals.get("invoices_paid_accepted") and not totals.get("unfinished_flows"))
-    log("cluster-check: " + ("PASS" if ok else "FAIL"))
-    return 0 if ok else 1
+    return report
+
+
+def check_runs(args) -> int:
+    """`--runs N` runs of `check`, each on a cluster of its own; every run's figures, then the verdict."""
+    reports = []
+    for number in range(1, args.runs + 1):
+        log(f"cluster-check run {number} of {args.runs}")
+        try:
+            reports.append(check(args))
+        except Exception as error:        # the run's report (with its error) was printed; the next run goes on
+            reports.append({"error": f"{type(error).__name__}: {error}"})
+        log(cluster_report.summary(reports[-1:]).splitlines()[0])
+    print(cluster_report.summary(reports), flush=True)
+    return 0 if all(cluster_report.run_passed(report) for report in reports) else 1
 
 
 def redis_failover(cluster: Cluster) -> dict:
@@ -620,6 +638,9 @@ def main() -> int:
     chk.add_argument("--pause-seconds", type=float, default=5)
     chk.add_argument("--settle-seconds", type=float, default=180)
     chk.add_argument("--keep-logs", action="store_true")
+    chk.add_argument("--runs", type=int, default=1, help="repeat the whole check N times, each on a new cluster")
+    chk.add_argument("--no-install", action="store_true",
+                     help="name the missing programs and stop, instead of installing their Debian packages")
     parser.add_argument("--max-seconds", type=int, default=1200, help="the whole run's ceiling")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -633,8 +654,9 @@ def main() -> int:
         raise KeyboardInterrupt()
 
     signal.signal(signal.SIGTERM, terminate)
-    signal.alarm(args.max_seconds + (args.seconds if args.command == "up" else 0))
-    return keep_up(args) if args.command == "up" else check(args)
+    cluster_needs.provide(install=not getattr(args, "no_install", False))
+    signal.alarm(args.max_seconds * getattr(args, "runs", 1) + (args.seconds if args.command == "up" else 0))
+    return keep_up(args) if args.command == "up" else check_runs(args)
 
 
 if __name__ == "__main__":
