@@ -13,11 +13,14 @@ $(STAMP): requirements.txt requirements-dev.txt
 .PHONY: install run test test-pgbouncer cluster cluster-check fuzz stack woocommerce-zip woocommerce-phpunit
 install: $(STAMP)
 
-# Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, port 8000.
+# Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, on PORT (8000).
+# Its first screen stays: the migrations log at WARNING, the URL and the demo store's key come last
+# before gunicorn's own start-up lines, and then only requests are logged (LOG_LEVEL=DEBUG: the jobs).
+RUN_PORT = $(or $(PORT),8000)
 run: $(STAMP)
-	$(BIN)/flask --app wsgi db upgrade
-	$(BIN)/flask --app wsgi demo
-	WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 exec $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
+	@LOG_LEVEL=$(or $(LOG_LEVEL),WARNING) $(BIN)/flask --app wsgi db upgrade
+	@$(BIN)/flask --app wsgi demo --url http://127.0.0.1:$(RUN_PORT)
+	@WEB_CONCURRENCY=1 WEB_THREADS=8 HOST=127.0.0.1 PORT=$(RUN_PORT) exec $(BIN)/gunicorn --config gunicorn.conf.py wsgi:app
 
 # axe-core for the browser tests' accessibility checks (package.json); npm ci only when the lock changes.
 NODE_STAMP := node_modules/.package-lock.json
@@ -59,6 +62,7 @@ STACK_ENV ?= .env
 STACK_PROCESSES = $(shell grep -oE '^[a-z_]+' Procfile | grep -vxE 'release|dashboard')
 stack: $(STAMP)
 	test -f $(STACK_ENV) || cp .env.example $(STACK_ENV)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run python scripts/ensure_database.py
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi db upgrade
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run flask --app wsgi demo
 	PATH="$(abspath $(BIN)):$$PATH" exec $(BIN)/honcho --env $(STACK_ENV) start $(STACK_PROCESSES)

@@ -118,8 +118,11 @@ def keys_revoke(key_id):
 
 
 @click.command("demo", help="Ensure a demo store exists; print its key the first time.")
+@click.option("--url", default=None, help="Where Tender listens, said first (make run).")
 @_domain_errors
-def demo():
+def demo(url):
+    if url:
+        click.echo(f"Tender: {url}  (API reference: {url}/docs; a tour with curl: docs/tour.md)")
     store = Store.get_or_none(Store.name == DEMO_STORE_NAME)
     if store is not None:
         click.echo(f"Demo store {store.id} exists. A new key: "

@@ -37,6 +37,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="alternate ours and bare this many times")
     parser.add_argument("--sweep", action="store_true", help="also measure several workers x threads")
     args = parser.parse_args()
+    stack.require_wrk()
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     stack.reset_database(url)

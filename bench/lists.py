@@ -18,6 +18,7 @@ from bench import int_options, stack
 
 def main() -> None:
     args = int_options(invoices=1_000_000, page=5000, limit=20, seconds=3, rounds=3, connections=4)
+    stack.require_wrk()
     url = stack.database_url()
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     environment = stack.env(url, REDIS_URL=redis_url)

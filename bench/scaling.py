@@ -209,6 +209,8 @@ def main() -> None:
     parser.add_argument("--only", default="polls,deliveries,creates")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))     # stop what was started (the finally blocks)
+    if "creates" in args.only:
+        stack.require_wrk()
     url = stack.database_url("tender_bench")
     redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6"
     counts = [int(n) for n in args.processes.split(",")]

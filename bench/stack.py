@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,8 +111,17 @@ wrk.headers["Authorization"] = "Bearer %s"
 """
 
 
+def require_wrk() -> None:
+    """The benchmarks that load HTTP say at once, in one line, that they need wrk and how to get it,
+    before they seed anything (wrk is a Debian package, not a Python one)."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("this benchmark drives HTTP with wrk, which is not installed: "
+                         "apt-get install wrk (Debian, Ubuntu), then run it again")
+
+
 def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: str | None = None) -> dict:
     """Run wrk; return requests/s, p50/p99 latency in ms and the count of non-2xx answers."""
+    require_wrk()
     argv = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", url]
     if body is not None:
         script = Path(tempfile.mkstemp(suffix=".lua")[1])

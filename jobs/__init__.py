@@ -13,7 +13,10 @@ from bootstrap import init_runtime
 from config import load_settings
 
 log = logging.getLogger("tender.job")
-_state = {"settings": None}
+# A job that succeeds logs at INFO: one line per job is what an rq worker's operator reads. The
+# embedded runtime of `make run` says it at DEBUG, so its sweeps every 2 s leave the first screen
+# (the URL and the demo key) in view; LOG_LEVEL=DEBUG shows them.
+_state = {"settings": None, "success_level": logging.INFO}
 
 
 def ensure_runtime():
@@ -25,9 +28,11 @@ def ensure_runtime():
     return _state["settings"]
 
 
-def use_runtime(settings) -> None:
-    """Adopt an already-initialised runtime (the web process's embedded worker, tests)."""
+def use_runtime(settings, *, quiet_successes: bool = False) -> None:
+    """Adopt an already-initialised runtime (the web process's embedded worker, tests);
+    `quiet_successes`: log a job that succeeds at DEBUG."""
     _state["settings"] = settings
+    _state["success_level"] = logging.DEBUG if quiet_successes else logging.INFO
 
 
 def provider():
@@ -55,7 +60,8 @@ def measured(job):
             current = get_current_job()
             metrics.observe_job(job.__name__, outcome, seconds)
             metrics.flush()         # a fork-per-job work horse exits right after the job
-            log.info("job %s %s", job.__name__, outcome, extra={"fields": {
+            level = _state["success_level"] if outcome == "succeeded" else logging.INFO
+            log.log(level, "job %s %s", job.__name__, outcome, extra={"fields": {
                 "job_id": current.id if current else None, "job": job.__name__, "outcome": outcome,
                 "duration_ms": round(seconds * 1000, 2)}})
     return run

@@ -36,7 +36,9 @@ class EmbeddedJobs:
         self.threads: list[threading.Thread] = []
 
     def start(self) -> "EmbeddedJobs":
-        use_runtime(self.settings)
+        use_runtime(self.settings, quiet_successes=True)
+        if self.settings.log_level != "DEBUG":      # rq says "Enqueued job …" at INFO for every tick
+            logging.getLogger("rq").setLevel(logging.WARNING)
         for name, target in (("tender-embedded-worker", self._work), ("tender-embedded-cron", self._schedule)):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
