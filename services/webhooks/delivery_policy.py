@@ -1,4 +1,4 @@
-"""What a delivery run may do (docs/webhooks.md#fairness, #retries): how many attempts it keeps in
+"""What a delivery run may do (docs/webhooks.md#fairness, #what-a-delivery-looks-like): how many attempts it keeps in
 flight, what one endpoint and one store may hold of them (the caps a claim applies:
 delivery_claim.py), how long a claim lasts, and when a failed delivery is tried again.
 """

@@ -1,4 +1,4 @@
-"""A delivery run's results (docs/webhooks.md#retries): each attempt's row, the delivery's new
+"""A delivery run's results (docs/webhooks.md#what-a-delivery-looks-like): each attempt's row, the delivery's new
 state (succeeded, due again on the retry schedule, or given up) and its endpoint's health, written
 only where the run's claim still holds, so a result whose claim lapsed (another worker took the
 delivery over) is dropped rather than written twice.
