@@ -56,10 +56,10 @@ fuzz: $(STAMP)
 
 # Every Procfile process on local PostgreSQL/Redis under honcho, configured by $(STACK_ENV) (made from
 # .env.example on first use). `release` runs first, on its own: honcho stops everything when any
-# process exits. `dashboard` is left out: it exits without the operator credentials, and honcho
+# process exits. `queues` (rq-dashboard) is left out: it exits without the operator credentials, and honcho
 # would then stop every other process.
 STACK_ENV ?= .env
-STACK_PROCESSES = $(shell grep -oE '^[a-z_]+' Procfile | grep -vxE 'release|dashboard')
+STACK_PROCESSES = $(shell grep -oE '^[a-z_]+' Procfile | grep -vxE 'release|queues')
 stack: $(STAMP)
 	test -f $(STACK_ENV) || cp .env.example $(STACK_ENV)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho --env $(STACK_ENV) run python scripts/ensure_database.py

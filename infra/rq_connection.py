@@ -1,5 +1,5 @@
 """The Redis connection of every rq process, as rq's settings (infra/rq_config.py hands them to rq)
-and as rq-dashboard's URL (bin/dashboard): from the same variables as the app's own client
+and as rq-dashboard's URL (bin/queue-dashboard): from the same variables as the app's own client
 (config.load_redis), so one Procfile serves a single Redis (REDIS_URL) and Redis behind Sentinel
 (REDIS_SENTINELS, REDIS_SENTINEL_MASTER, …).
 
@@ -53,7 +53,7 @@ def rq_settings(environ) -> dict:
 
 def dashboard_url(environ) -> str:
     """The same Redis as rq-dashboard takes it: the redis:// URL, or `redis+sentinel://h1:p1,h2:p2/master/db`
-    (passwords go to rq-dashboard in its own variables, bin/dashboard)."""
+    (passwords go to rq-dashboard in its own variables, bin/queue-dashboard)."""
     settings = rq_settings(environ)
     if "REDIS_URL" in settings:
         return settings["REDIS_URL"]
@@ -62,8 +62,8 @@ def dashboard_url(environ) -> str:
     return f"redis+sentinel://{hosts}/{sentinel['MASTER_NAME']}/{sentinel['DB']}"
 
 
-if __name__ == "__main__":          # bin/dashboard: print the URL for rq-dashboard
+if __name__ == "__main__":          # bin/queue-dashboard: print the URL for rq-dashboard
     try:
         print(dashboard_url(os.environ))
     except ConfigError as error:
-        raise SystemExit(f"dashboard: {error}") from None
+        raise SystemExit(f"queue-dashboard: {error}") from None

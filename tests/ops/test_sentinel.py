@@ -147,7 +147,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_dashboard_reads_the_queues_through_the_sentinels(group):
-    """bin/dashboard hands rq-dashboard the Sentinels (a redis+sentinel:// URL built from the same variables)."""
+    """bin/queue-dashboard hands rq-dashboard the Sentinels (a redis+sentinel:// URL built from the same variables)."""
     import requests
 
     from tests.support.polling import free_port
@@ -156,9 +156,9 @@ def test_the_dashboard_reads_the_queues_through_the_sentinels(group):
                                      sentinel_kwargs={"socket_timeout": 1}).master_for(sentinel.MASTER, socket_timeout=1)
     Queue("maintenance", connection=master).enqueue("os.getpid")
     port = free_port()
-    env = {**_env(group), "OPERATOR_USERNAME": "ops", "OPERATOR_PASSWORD": "s3cret", "DASHBOARD_HOST": "127.0.0.1",
+    env = {**_env(group), "OPERATOR_USERNAME": "ops", "OPERATOR_PASSWORD": "s3cret", "QUEUE_QUEUE_DASHBOARD_HOST": "127.0.0.1",
            "PORT": str(port)}
-    dashboard = subprocess.Popen([str(ROOT / "bin" / "dashboard")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    dashboard = subprocess.Popen([str(ROOT / "bin" / "queue-dashboard")], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, start_new_session=True)
 
     def queues():

@@ -1,5 +1,5 @@
 """`make stack` (the README's real-stack command) starts every Procfile process but `release` and
-`dashboard` under honcho on PostgreSQL and Redis, without operator credentials, and stops with
+`queues` under honcho on PostgreSQL and Redis, without operator credentials, and stops with
 them. A client generated from the OpenAPI document it serves then drives the sandbox flow through
 it. Skipped unless TEST_DATABASE_URL and TEST_REDIS_URL are set (the real stack)."""
 from __future__ import annotations
@@ -75,9 +75,9 @@ def stack(tmp_path_factory):
         log.close()
 
 
-def test_make_stack_runs_every_process_but_release_and_dashboard(stack):
+def test_make_stack_runs_every_process_but_release_and_queues(stack):
     procfile = (ROOT / "Procfile").read_text().splitlines()
-    expected = {line.split(":", 1)[0] for line in procfile if line and not line.startswith("#")} - {"release", "dashboard"}
+    expected = {line.split(":", 1)[0] for line in procfile if line and not line.startswith("#")} - {"release", "queues"}
     pids = {name: int(pid) for name, pid in stack["pids"].items()}
     assert set(pids) == expected
     assert all(_alive(pid) for pid in pids.values()), stack["log"].read_text()[-3000:]

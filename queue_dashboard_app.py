@@ -1,5 +1,5 @@
-"""rq-dashboard for the operators (Procfile `dashboard`, started by bin/dashboard under gunicorn),
-safe by default (docs/operations.md#dashboard):
+"""rq-dashboard for the operators (Procfile `queues`, started by bin/queue-dashboard under gunicorn),
+safe by default (docs/operations.md#queue-dashboard):
 
 * the operator credentials, checked here with Tender's per-client limit on wrong ones
   (infra/operator_auth.py), not rq-dashboard's own plain comparison;
@@ -8,7 +8,7 @@ safe by default (docs/operations.md#dashboard):
   or an image on any page an operator opens would do it with the browser's saved credentials), and
   none from another site: a POST must come from the dashboard's own pages.
 
-Configured by the environment bin/dashboard sets: OPERATOR_USERNAME, OPERATOR_PASSWORD,
+Configured by the environment bin/queue-dashboard sets: OPERATOR_USERNAME, OPERATOR_PASSWORD,
 RQ_DASHBOARD_REDIS_URL (the Redis it shows, with RQ_DASHBOARD_REDIS_PASSWORD and
 RQ_DASHBOARD_REDIS_SENTINEL_PASSWORD behind Sentinel), and the app's own Redis variables (REDIS_URL
 or REDIS_SENTINELS…: where the limit counts).
@@ -51,7 +51,7 @@ def _from_another_site() -> bool:
 
 
 def build():
-    """The gunicorn entry point (`dashboard_app:build()`), configured by the environment."""
+    """The gunicorn entry point (`queue_dashboard_app:build()`), configured by the environment."""
     redis = load_redis(os.environ)
     queues.connect(redis["redis_url"] or redis["redis_sentinel"])
     return create(os.environ["OPERATOR_USERNAME"], os.environ["OPERATOR_PASSWORD"],

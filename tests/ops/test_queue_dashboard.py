@@ -1,4 +1,4 @@
-"""rq-dashboard, as the Procfile runs it (bin/dashboard), works with the RQ we pin, behind the
+"""rq-dashboard, as the Procfile runs it (bin/queue-dashboard), works with the RQ we pin, behind the
 operator credentials."""
 import os
 import subprocess
@@ -11,7 +11,7 @@ from infra import queues
 from tests.support.polling import free_port, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DASHBOARD = os.path.join(ROOT, "bin", "dashboard")
+DASHBOARD = os.path.join(ROOT, "bin", "queue-dashboard")
 
 
 def _anonymous_status(url: str) -> int | None:
@@ -52,7 +52,7 @@ def test_the_dashboard_refuses_to_start_without_operator_credentials():
 
 @pytest.mark.skipif(not os.environ.get("TEST_REDIS_URL"), reason="the dashboard reads a real Redis")
 def test_the_dashboard_shows_tenders_queues_and_asks_for_the_operator(app, test_env):
-    """Started as the Procfile starts it, without DASHBOARD_HOST: gunicorn on loopback only."""
+    """Started as the Procfile starts it, without QUEUE_DASHBOARD_HOST: gunicorn on loopback only."""
     queues.queue("maintenance").enqueue("jobs.webhooks.relay_outbox")
     port = free_port()
     process = subprocess.Popen([DASHBOARD], env=_env(
@@ -82,9 +82,9 @@ def test_the_dashboard_shows_tenders_queues_and_asks_for_the_operator(app, test_
 @pytest.fixture
 def dashboard(app):
     """The guarded rq-dashboard app in process; its Redis is never reached by these refusals."""
-    import dashboard_app
+    import queue_dashboard_app
 
-    return dashboard_app.create("ops", "s3cret", "redis://127.0.0.1:1/0").test_client()
+    return queue_dashboard_app.create("ops", "s3cret", "redis://127.0.0.1:1/0").test_client()
 
 
 def test_without_the_operator_it_is_a_401_that_cannot_be_framed(dashboard):
