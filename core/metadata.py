@@ -8,10 +8,11 @@ MAX_KEY_LENGTH = 40
 MAX_VALUE_LENGTH = 500
 # Found anywhere in the key once its case and separators are folded away, so `cardNumber`,
 # `card_number`, `Card-Number` and `card number` all read `cardnumber`.
-_SENSITIVE = ("password", "passwd", "secret", "token", "apikey", "privatekey", "mnemonic", "seedphrase",
-              "cardnumber", "cvv", "cvc", "ssn", "authorization")
-# Too short to look for inside other words (`seedling`): a whole word of the key.
-_SENSITIVE_WORDS = ("pwd", "seed")
+_SENSITIVE = ("password", "passwd", "passphrase", "secret", "token", "apikey", "privatekey", "mnemonic",
+              "seedphrase", "recoveryphrase", "recoverycode", "cardnumber", "securitycode", "cvv", "cvc", "ssn",
+              "authorization")
+# Too short to look for inside other words (`seedling`, `shipping`): a whole word of the key.
+_SENSITIVE_WORDS = ("pwd", "seed", "pin")
 # Values that are a whole credential of ours, whatever the key is called.
 _SECRET_VALUE = re.compile(r"sk_live_[0-9a-f]{40}|whsec_[0-9a-f]{64}")
 

@@ -4,7 +4,8 @@ import pytest
 from core.metadata import clean_metadata, is_secret_value, is_sensitive_key
 
 WORDS = ["password", "passwd", "secret", "token", "api_key", "apikey", "private_key", "mnemonic",
-         "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization"]
+         "seed_phrase", "card_number", "cvv", "cvc", "ssn", "authorization",
+         "passphrase", "security_code", "recovery_phrase", "recovery_code"]
 
 
 @pytest.mark.parametrize("word", WORDS)
@@ -21,13 +22,18 @@ def test_dashes_and_spaces_read_as_underscores(key):
 
 @pytest.mark.parametrize("key", ["cardNumber", "card_number", "CardNumber", "privateKey", "apiKey", "APIKey",
                                  "seedPhrase", "accessToken", "clientSecret", "pass_word", "pwd", "userPwd",
-                                 "seed", "wallet_seed", "cvv2", "cardCVC", "x-authorization"])
+                                 "seed", "wallet_seed", "cvv2", "cardCVC", "x-authorization",
+                                 "pin", "PIN", "card_pin", "pinCode", "Pin-Number", "wallet pin", "passPhrase",
+                                 "Wallet-Passphrase", "securityCode", "Security Code", "recovery phrase",
+                                 "RecoveryPhrase", "recovery-code"])
 def test_camel_snake_and_kebab_keys_are_folded_alike(key):
     assert is_sensitive_key(key)
 
 
 @pytest.mark.parametrize("key", ["order_id", "customer", "note", "api", "key", "card", "private", "phrase",
-                                 "apikee", "seedling", "linseed_oil", "cardholder_name", "keyword", ""])
+                                 "apikee", "seedling", "linseed_oil", "cardholder_name", "keyword", "",
+                                 "shipping", "shipping_address", "pinned", "spinner", "opinion", "security",
+                                 "code", "recovery", "pass"])
 def test_ordinary_keys_are_not_sensitive(key):
     assert not is_sensitive_key(key)
 
