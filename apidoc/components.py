@@ -96,11 +96,12 @@ _HEADERS = {
 _PARAMETERS = {
     "IdempotencyKey": {
         "in": "header", "name": "Idempotency-Key", "required": False,
-        "description": "1–255 printable ASCII characters, kept 24 hours per store (on the buyer routes: per "
+        "description": "1–255 printable ASCII characters, kept 24 hours per API key (on the buyer routes: per "
                        "link or invoice and client). The same key with the same method, path and body replays "
-                       "the first response; with another request: 400 `idempotency_key_reused`; while the first "
-                       "is still running: 409 `idempotency_key_in_use`. A secret in the first response is not "
-                       "stored: the replay carries a newly issued one. See docs/retries.md.",
+                       "the first response, byte for byte; with another request: 400 `idempotency_key_reused`; "
+                       "while the first is still running: 409 `idempotency_key_in_use`. A webhook secret in the "
+                       "first response is shown again while it is still the endpoint's (else 409). See "
+                       "docs/retries.md.",
         "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7e]+$"},
     },
     "X-Tender-Event-Id": {"in": "header", "name": "X-Tender-Event-Id", "required": True,

@@ -15,7 +15,7 @@ from schemas.exports import InvoiceExportQuerySchema, SettlementReportQuerySchem
 from schemas.health import HealthSchema
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema, InvoiceSchema,
-                              InvoiceStatusSchema)
+                              InvoiceStatusPollSchema)
 from schemas.payment_links import (CheckoutResultSchema, CheckoutSchema, PaymentLinkCreateSchema,
                                    PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema, PaymentLinkPublicSchema,
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
@@ -134,7 +134,7 @@ OPERATIONS = {
         links={"GetFirstInvoice": ("get_invoice", {"invoice_id": "$response.body#/data/0/id"})},
         description="Without date filters a 90-day window applies."),
     ("GET", "/v1/invoices/<invoice_id>"): Op("Get an invoice", "Invoices", InvoiceSchema),
-    ("GET", "/v1/invoices/<invoice_id>/status"): Op("Poll an invoice's status", "Invoices", InvoiceStatusSchema),
+    ("GET", "/v1/invoices/<invoice_id>/status"): Op("Poll an invoice's status", "Invoices", InvoiceStatusPollSchema),
     ("POST", "/v1/invoices/<invoice_id>/cancel"): Op(
         "Cancel an open invoice", "Invoices", InvoiceSchema,
         errors={400: "`invoice_not_cancellable`: the invoice is not open any more.",

@@ -17,11 +17,11 @@ from infra import idempotency
 HEADER = "Idempotency-Key"
 
 
-def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
+def idempotent(scope=None, *, secret_field: str | None = None, shown_again=None):
     """`scope(**view_kwargs)` -> (store, scope text) for routes without an API key (the buyer's);
     merchant routes keep a key per API key, so a response is replayed only to the key that was
-    given it, never to another key of the store (which may not be allowed to make that request). `secret_field`/`reissue(store, body, digest, now=)`: a
-    field shown once, never stored, re-issued on a replay."""
+    given it, never to another key of the store (which may not be allowed to make that request). `secret_field`/`shown_again(store, body, digest)`: a
+    field never stored (only its digest), shown again on a replay from where it is kept."""
     def decorator(view):
         @wraps(view)
         def wrapper(*args, **kwargs):
@@ -40,7 +40,7 @@ def idempotent(scope=None, *, secret_field: str | None = None, reissue=None):
 
             outcome = idempotency.run(
                 store, key, request_fingerprint, work, now=now, scope=key_scope, secret_field=secret_field,
-                reissue=(lambda body, digest: reissue(store, body, digest, now=now)) if reissue else None)
+                shown_again=(lambda body, digest: shown_again(store, body, digest)) if shown_again else None)
             if not outcome.replayed:
                 return first["response"]
             response = jsonify(outcome.body)

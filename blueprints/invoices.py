@@ -9,7 +9,7 @@ from blueprints.idempotency import idempotent
 from blueprints.requests import listed, load_body
 from core.clock import utcnow
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema,
-                              InvoiceSchema, InvoiceStatusSchema)
+                              InvoiceSchema, InvoiceStatusPollSchema)
 from schemas.transactions import TransactionSchema
 from services.engine import invoices, transactions
 
@@ -57,7 +57,7 @@ def cancel_invoice(invoice_id):
 @bp.get("/<invoice_id>/status")
 @requires_scope("invoices:read")
 def get_invoice_status(invoice_id):
-    return InvoiceStatusSchema().dump(invoices.get_for_store(g.store, invoice_id))
+    return InvoiceStatusPollSchema().dump(invoices.get_for_store(g.store, invoice_id))
 
 
 @bp.get("/<invoice_id>/transactions")

@@ -20,7 +20,7 @@ bp = Blueprint("webhooks", __name__, url_prefix="/v1")
 @bp.post("/webhook-endpoints")
 @validation_status(422, malformed_json_too=True)
 @requires_scope("webhooks:write")
-@idempotent(secret_field="secret", reissue=endpoints.reissue_secret)
+@idempotent(secret_field="secret", shown_again=endpoints.secret_shown_again)
 def create_endpoint():
     data = load_body(WebhookEndpointCreateSchema())
     endpoint = endpoints.create_endpoint(g.store, data, now=utcnow(),
@@ -68,7 +68,7 @@ def delete_endpoint(endpoint_id):
 
 @bp.post("/webhook-endpoints/<endpoint_id>/rotate-secret")
 @requires_scope("webhooks:write")
-@idempotent(secret_field="secret", reissue=endpoints.reissue_secret)
+@idempotent(secret_field="secret", shown_again=endpoints.secret_shown_again)
 def rotate_secret(endpoint_id):
     endpoint = endpoints.rotate_secret(endpoints.get_endpoint(g.store, endpoint_id), now=utcnow())
     return WebhookEndpointWithSecretSchema().dump(endpoint)

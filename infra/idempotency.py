@@ -16,8 +16,8 @@ transaction holds the database's one write lock, which a renewal would wait for)
 waits behind that same lock, then finds the request complete.
 
 A response field that carries a secret shown once (a webhook signing secret) is never stored: the
-stored body holds its SHA-256 instead, and a replay asks `reissue` for a new secret in its place
-(docs/decisions.md, "Idempotency-Key on every POST").
+stored body holds its SHA-256 instead, and a replay asks `shown_again` for the secret itself from
+where it is kept (the endpoint's row), which must still have that digest (docs/decisions.md).
 """
 from __future__ import annotations
 
@@ -69,16 +69,16 @@ def fingerprint(route: str, body: dict) -> str:
 
 def run(store: Store, key: str, request_fingerprint: str, work: Callable[[], tuple[int, dict]], *,
         now: dt.datetime, scope: str = "", secret_field: str | None = None,
-        reissue: Callable[[dict, str], str] | None = None) -> Outcome:
+        shown_again: Callable[[dict, str], str] | None = None) -> Outcome:
     """Run `work` once per (store, scope, key); replay its stored response for a repeat of the request.
 
     `work` runs inside the transaction that completes the claim. If it raises, the claim is
     released, so nothing is remembered about a request that changed nothing. `secret_field` names
-    a field of the body stored only as a digest; on a replay `reissue(body, digest)` returns the
+    a field of the body stored only as a digest; on a replay `shown_again(body, digest)` returns the
     secret to answer with (or raises)."""
     claim = _claim(store, key, request_fingerprint, scope=scope, now=now)
     if isinstance(claim, Outcome):
-        return _with_reissued_secret(claim, secret_field, reissue)
+        return _with_secret_shown_again(claim, secret_field, shown_again)
     held = _Held(claim.id, claim.locked_at)
     beating = heartbeats.keep_alive(held.beat)
     try:
@@ -127,11 +127,11 @@ def _redacted(body: dict, secret_field: str | None) -> dict:
     return {**body, secret_field: REDACTED_PREFIX + secret_digest(body[secret_field])}
 
 
-def _with_reissued_secret(outcome: Outcome, secret_field: str | None, reissue) -> Outcome:
+def _with_secret_shown_again(outcome: Outcome, secret_field: str | None, shown_again) -> Outcome:
     stored = outcome.body.get(secret_field) if secret_field else None
     if not (isinstance(stored, str) and stored.startswith(REDACTED_PREFIX)):
         return outcome
-    secret = reissue(outcome.body, stored[len(REDACTED_PREFIX):])
+    secret = shown_again(outcome.body, stored[len(REDACTED_PREFIX):])
     return Outcome(outcome.status, {**outcome.body, secret_field: secret}, replayed=True)
 
 

@@ -79,7 +79,7 @@ class InvoiceCreatedSchema(Schema):
     expires_at = UtcDateTime()
 
 
-class InvoiceStatusSchema(Schema):
+class InvoiceStatusPollSchema(Schema):
     """The poll object of GET /v1/invoices/{id}/status."""
 
     id = fields.Function(lambda invoice: invoice.public_id)

@@ -131,19 +131,17 @@ def rotate_secret(endpoint: WebhookEndpoint, *, now: dt.datetime) -> WebhookEndp
     return endpoint
 
 
-def reissue_secret(store: Store, shown: dict, shown_digest: str, *, now: dt.datetime) -> str:
+def secret_shown_again(store: Store, shown: dict, shown_digest: str) -> str:
     """A create or rotation replayed with its Idempotency-Key (its response, and the secret shown once in
-    it, was lost): a new secret replaces that unseen one. The previous secret, the one the merchant
-    still holds after a rotation, keeps its overlap. If the secret has changed since, nothing is
-    replaced: 409, and the merchant rotates (docs/decisions.md)."""
+    it, may have been lost): the same secret again, read from the endpoint, which must sign with it
+    anyway; the idempotency record holds only its digest. Nothing changes, so a replay never stops
+    the secret a first answer that did arrive gave the merchant. If the secret has changed since
+    (rotated again), it is not the endpoint's to show: 409, and the merchant rotates (docs/decisions.md)."""
     endpoint = get_endpoint(store, shown["id"])
-    secret = new_secret()
-    if (idempotency.secret_digest(endpoint.secret) != shown_digest
-            or not WebhookEndpoint.update(secret=secret, updated_at=now)
-            .where((WebhookEndpoint.id == endpoint.id) & (WebhookEndpoint.secret == endpoint.secret)).execute()):
+    if idempotency.secret_digest(endpoint.secret) != shown_digest:
         raise Conflict("idempotency_key_in_use", "The secret this request issued has been replaced since; "
                        "rotate the endpoint's secret to get a new one.", param="Idempotency-Key")
-    return secret
+    return endpoint.secret
 
 
 def _deliveries_query():

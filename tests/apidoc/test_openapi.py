@@ -123,3 +123,9 @@ def test_the_docs_page_is_served_by_the_app_with_nothing_from_elsewhere(client):
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     unknown = client.get("/docs/assets/index.html")
     assert unknown.status_code == 404 and unknown.get_json()["error"]["code"] == "route_not_found"
+
+
+def test_idempotency_keys_are_documented_as_kept_per_api_key(document):
+    described = document["components"]["parameters"]["IdempotencyKey"]["description"]
+    assert "per API key" in described and "per store" not in described
+    assert "newly issued" not in described          # a replay shows the first secret again
