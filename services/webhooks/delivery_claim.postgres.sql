@@ -2,7 +2,8 @@
 -- advisory lock (so the in-flight counts cannot change under a claim); then, in one statement,
 -- what each target (an endpoint; a store's legacy callbacks count as one) and each store holds in
 -- flight, each target's oldest due deliveries up to its room, each store's oldest of those up to
--- its room, store by store in turn; the claim of those rows, and what their attempts need.
+-- its room (its cap, shrunk to an even part of `all_stores` once many stores are being served),
+-- store by store in turn; the claim of those rows, and what their attempts need.
 -- delivery_claim.sqlite.sql is the same claim on SQLite: the parts they share are written alike
 -- (tests/services/webhooks/test_claim_texts.py).
 -- name: claim
@@ -55,13 +56,19 @@ WITH RECURSIVE in_flight AS (
     FROM candidates c LEFT JOIN target_held t ON t.target = c.target
 ), stores_due AS (
     SELECT COUNT(DISTINCT store_id) AS stores FROM by_target
+), stores_busy AS (
+    SELECT COUNT(*) AS stores FROM (SELECT store_id FROM by_target UNION SELECT store_id FROM store_held) AS busy
 ), by_store AS (
     SELECT b.id, b.next_attempt_at, b.target_due > b.target_room AS target_left,
            ROW_NUMBER() OVER (PARTITION BY b.store_id ORDER BY b.next_attempt_at, b.id) AS turn,
            COUNT(*) OVER (PARTITION BY b.store_id) AS store_due,
            CASE WHEN n.stores = 1 AND (s.oldest_start IS NULL OR s.oldest_start >= %(quick_since)s)
-                THEN %(per_store_alone)s ELSE %(per_store)s END - COALESCE(s.held, 0) AS store_room
+                THEN %(per_store_alone)s
+                WHEN %(all_stores)s / m.stores < 1 THEN 1
+                WHEN %(all_stores)s / m.stores < %(per_store)s THEN %(all_stores)s / m.stores
+                ELSE %(per_store)s END - COALESCE(s.held, 0) AS store_room
     FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id CROSS JOIN stores_due n
+         CROSS JOIN stores_busy m
     WHERE b.place <= b.target_room
 ), chosen AS (
     SELECT d.id, d.claim_token AS previous_token, d.attempts AS previous_attempts,

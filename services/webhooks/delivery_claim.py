@@ -151,6 +151,7 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
     values = dict(token=token, now=at(now), limit=limit, lease_end=at(lease_until(now, caps.lease_seconds)),
                   quick_since=at(now - QUICK_ATTEMPT), per_target=caps.per_target, per_store=caps.per_store,
                   per_store_alone=max(caps.per_store, caps.per_store_alone or 0), rank_all_up_to=RANK_ALL_UP_TO,
+                  all_stores=caps.all_stores,       # NULL in the SQL: no "WHEN" of the shrunk cap holds
                   among=None if among is None else [WebhookDelivery.id.db_value(delivery_id) for delivery_id in among])
     claim = database.for_this_database(postgres=_claim_postgres, sqlite=_claim_sqlite)
     rows = [_parsed(row) for row in claim(values)]

@@ -53,13 +53,19 @@ WITH RECURSIVE in_flight AS (
     FROM candidates c LEFT JOIN target_held t ON t.target = c.target
 ), stores_due AS (
     SELECT COUNT(DISTINCT store_id) AS stores FROM by_target
+), stores_busy AS (
+    SELECT COUNT(*) AS stores FROM (SELECT store_id FROM by_target UNION SELECT store_id FROM store_held) AS busy
 ), by_store AS (
     SELECT b.id, b.next_attempt_at, b.target_due > b.target_room AS target_left,
            ROW_NUMBER() OVER (PARTITION BY b.store_id ORDER BY b.next_attempt_at, b.id) AS turn,
            COUNT(*) OVER (PARTITION BY b.store_id) AS store_due,
            CASE WHEN n.stores = 1 AND (s.oldest_start IS NULL OR s.oldest_start >= :quick_since)
-                THEN :per_store_alone ELSE :per_store END - COALESCE(s.held, 0) AS store_room
+                THEN :per_store_alone
+                WHEN :all_stores / m.stores < 1 THEN 1
+                WHEN :all_stores / m.stores < :per_store THEN :all_stores / m.stores
+                ELSE :per_store END - COALESCE(s.held, 0) AS store_room
     FROM by_target b LEFT JOIN store_held s ON s.store_id = b.store_id CROSS JOIN stores_due n
+         CROSS JOIN stores_busy m
     WHERE b.place <= b.target_room
 ), chosen AS (
     SELECT d.id, d.claim_token AS previous_token, d.attempts AS previous_attempts,

@@ -24,11 +24,16 @@ class DeliveryCaps:
     legacy callbacks count as one target) and per store, across every worker, and the lease.
     `per_store_alone`: a store's cap while no other store has a delivery due and none of its
     attempts in flight has lasted QUICK_ATTEMPT (a backlog then uses the slots nobody else wants,
-    and is back to `per_store` as soon as anyone else's delivery is due or its receivers slow)."""
+    and is back to `per_store` as soon as anyone else's delivery is due or its receivers slow).
+    `all_stores`: what the caps of the stores being served (with deliveries due or in flight) add
+    up to at most. Past `all_stores // per_store` of them, each one's cap shrinks to an even part
+    of it (never below one attempt), so however many stores' receivers hang, a run keeps slots
+    free for a store that has a new event (None: caps never shrink)."""
     per_target: int
     per_store: int
     lease_seconds: int
     per_store_alone: int | None = None
+    all_stores: int | None = None
 
 
 @dataclass(frozen=True)
@@ -42,19 +47,31 @@ class DeliveryPolicy:
     ca_bundle: str | None = None        # tests with their own CA only; None trusts the public CAs
 
     @property
+    def per_store(self) -> int:
+        """A quarter of a run's slots, never fewer than one endpoint's cap."""
+        return max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
+
+    @property
+    def all_stores(self) -> int:
+        """Every slot of a run but one store's cap: the reserve a store with a new event finds
+        free, however many stores' receivers hang (4 such stores held all 32 slots)."""
+        return max(self.per_store, self.concurrency - self.per_store)
+
+    @property
     def caps(self) -> DeliveryCaps:
-        """A store holds at most a quarter of a run's slots (never fewer than one endpoint's cap);
-        half while it is the only store with deliveries due and its attempts are quick."""
-        per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE)
-        alone = max(per_store, self.concurrency // STORE_SHARE_ALONE)
-        return DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds, alone)
+        """A store holds at most a quarter of a run's slots, less once more than three stores are
+        being served; half while it is the only store with deliveries due and its attempts are quick."""
+        alone = max(self.per_store, self.concurrency // STORE_SHARE_ALONE)
+        return DeliveryCaps(self.max_in_flight_per_endpoint, self.per_store, self.claim_seconds, alone,
+                            self.all_stores)
 
     @property
     def first_attempt_caps(self) -> DeliveryCaps:
         """A fan-out's first attempts may take their store to half a run's slots, so one new event
         reaches a store's 16 endpoints at once; its backlog never takes it past `caps`."""
         per_store = max(self.max_in_flight_per_endpoint, self.concurrency // STORE_SHARE_OF_NEW_EVENTS)
-        return DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds)
+        return DeliveryCaps(self.max_in_flight_per_endpoint, per_store, self.claim_seconds,
+                            all_stores=self.all_stores)
 
     @classmethod
     def from_settings(cls, settings) -> "DeliveryPolicy":

@@ -203,6 +203,25 @@ def test_a_store_alone_whose_attempt_lasts_a_second_is_back_to_its_quarter(clien
         assert _held(caps, a_second_later, "slowed") == 1
 
 
+def test_store_caps_shrink_as_the_stores_being_served_multiply_and_never_below_one(
+        client, auth, receiver, either_way):
+    """4 stores at a cap of 4 would hold all 16 of a run's slots: with `all_stores` 12 each holds 3,
+    and a fifth store's deliveries are still claimed (its cap: 12 // 5); a cap is never below one."""
+    caps = delivery_policy.DeliveryCaps(per_target=2, per_store=4, lease_seconds=60, all_stores=12)
+    for number in range(4):
+        headers = {"Authorization": f"Bearer {factories.make_key(factories.make_store(name=f'Busy {number}'))}"}
+        _due_to_endpoints(client, headers, receiver, endpoints=2, events=3, tag=f"busy-{number}")   # 6 due each
+    now = utcnow()
+    with db.connection_context():
+        assert _held(caps, now, "busy") == 12
+        held = [row.store_id for row in WebhookDelivery.select().where(WebhookDelivery.claim_token == "busy")]
+        assert sorted(held.count(store) for store in set(held)) == [3, 3, 3, 3]
+    _due_to_endpoints(client, auth, receiver, endpoints=2, events=1, tag="quiet")          # 2 due
+    with db.connection_context():
+        assert _held(dataclasses.replace(caps, all_stores=2), utcnow(), "floor") == 1     # 2 // 5 is 0: one
+        assert _held(caps, utcnow(), "quiet") == 1                                        # 12 // 5: two in all
+
+
 def test_concurrent_runs_send_each_delivery_once_within_the_caps(client, auth, receiver, policy):
     """Four runs at once, as four `webhooks` workers would: claims are serialised and disjoint, so
     every delivery is sent exactly once and one attempt is recorded for each."""

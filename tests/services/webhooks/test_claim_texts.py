@@ -39,5 +39,7 @@ def test_the_two_claim_texts_agree_on_everything_they_share():
 def test_the_comparison_sees_a_difference():
     """A cap changed in one text only is caught."""
     text = delivery_claim.SQLITE_SQL.read_text()
-    changed = _steps(text.replace("THEN :per_store_alone ELSE :per_store END", "THEN :per_store ELSE :per_store END"))
-    assert changed["by_store"] != _steps(text)["by_store"]
+    cap = ":per_target - COALESCE(t.held, 0) AS target_room"
+    assert cap in text
+    changed = _steps(text.replace(cap, ":per_target + 1 - COALESCE(t.held, 0) AS target_room"))
+    assert changed["by_target"] != _steps(text)["by_target"]

@@ -11,6 +11,7 @@ from core.clock import utcnow
 from models.base import db
 from scheduler import embedded
 from services.webhooks import delivery_policy, outbox, webhook_delivery
+from tests import factories
 from tests.support.receiver import Receiver
 from tests.services.webhooks.test_delivery import create_invoice, make_endpoint
 
@@ -81,6 +82,39 @@ def test_one_stores_backlog_at_slow_endpoints_never_holds_the_slots_another_stor
                 invoice = create_invoice(client, other_auth, external_order_id=f"later-{number}")
                 arrived = fast.wait_for(number + 2, path="/fast", timeout=5)
                 assert invoice["id"].encode() in arrived[-1].body and time.monotonic() - began < 5
+        finally:
+            release.set()
+            run.join(30)
+
+
+def test_several_stores_with_hanging_endpoints_leave_slots_for_another_stores_new_event(client, auth):
+    """Four stores whose receivers all hang, each at its cap (2 endpoints × 2), used to hold every
+    slot of a run (4 × 4 of 16): another store's new event then waited for their attempts' 30 s
+    deadline. Caps now shrink as the stores being served multiply (to 3 each here), so a quarter
+    of the slots stays free for it, and it is claimed at the run's next look."""
+    policy = delivery_policy.DeliveryPolicy(retry_schedule=(60,), timeout_seconds=30, claim_seconds=60,
+                                            concurrency=16, allow_private=True, max_in_flight_per_endpoint=2)
+    assert policy.all_stores == 12
+    with Receiver() as hostile, Receiver() as quiet:
+        release = None
+        for store_number in range(4):
+            headers = {"Authorization": f"Bearer {factories.make_key(factories.make_store(name=f'H{store_number}'))}"}
+            for number in range(2):
+                release = hostile.hold(f"/hang-{store_number}-{number}")
+                make_endpoint(client, headers, hostile.url(f"/hang-{store_number}-{number}"))
+            for number in range(3):             # 6 deliveries each, more than its cap
+                create_invoice(client, headers, external_order_id=f"backlog-{number}")
+        make_endpoint(client, auth, quiet.url("/quiet"))
+        with db.connection_context():
+            outbox.relay(now=utcnow(), grace=dt.timedelta(0))
+        run = threading.Thread(target=pump_once, args=(policy,), daemon=True)
+        run.start()
+        try:
+            hostile.wait_for(12, timeout=10)            # their attempts hang, holding their slots
+            invoice = create_invoice(client, auth, external_order_id="new")
+            [arrived] = quiet.wait_for(1, path="/quiet", timeout=10)     # long before the 30 s deadline
+            assert invoice["id"].encode() in arrived.body
+            assert len(hostile.requests) == 12, [request.path for request in hostile.requests]
         finally:
             release.set()
             run.join(30)
