@@ -8,16 +8,16 @@ IMMEDIATE transaction already is), so the in-flight counts a claim reads cannot 
 A claimed row whose lease ran out belonged to a worker that died mid-attempt: that attempt is
 recorded as `interrupted`.
 
-The claim is SQL, written out whole once per database beside this module
+The claim is SQL, written out whole for each database beside this module
 (delivery_claim.postgres.sql, delivery_claim.sqlite.sql; what they share is written alike, and a
-test holds them to it). What it chooses among: a fan-out's claim, the deliveries it just
-created; any other, every due delivery while at most RANK_ALL_UP_TO are due (a `LIMIT`ed count
-says which), else each target's oldest `per_target + 1` (one more than it could take, so the
-claim knows when some are left), read target by target through the index
-webhook_delivery_target_due. Ranking every due delivery costs in proportion to them (218 ms with
+test holds them to it), in two forms that differ in what they choose among: a fan-out's claim
+(`…_new`), the deliveries it just created; any other (`…_due`), every due delivery while at most
+RANK_ALL_UP_TO are due (a `LIMIT`ed count says which), else each target's oldest `per_target + 1`
+(one more than it could take, so the claim knows when some are left), read target by target
+through the index webhook_delivery_target_due. Ranking every due delivery costs in proportion to them (218 ms with
 50,000 due, and claims take turns); walking the targets costs in proportion to the targets with
 any pending delivery, due or not (~7 µs each: 44 ms beside 5,000 failing receivers' retries).
-Only one branch runs: the others' conditions are false before any row is read. Each database
+Only one of those two runs: the other's condition is false before any row is read. Each database
 has its own form of "a target's oldest few": PostgreSQL a LATERAL subquery (it would run a
 correlated IN once per row), SQLite a correlated IN (it has no LATERAL).
 """
@@ -166,14 +166,16 @@ def claim_deliveries_in_transaction(token: str, caps: DeliveryCaps, *, now: dt.d
 
 
 def _claim_postgres(values: dict) -> list[tuple]:
-    return _claimed(db.execute_sql(_POSTGRES["claim"], dict(values, lock_key=_ADVISORY_LOCK)))
+    claim = _POSTGRES["claim_due" if values["among"] is None else "claim_new"]
+    return _claimed(db.execute_sql(claim, dict(values, lock_key=_ADVISORY_LOCK)))
 
 
 def _claim_sqlite(values: dict) -> list[tuple]:
     among = values["among"]
+    choose = _SQLITE["choose_due" if among is None else "choose_new"]
     values = dict(values, among=None if among is None else json.dumps(among))
     # What the claim learnt of each row (its previous claim, whether more were left), by id.
-    chosen = {row[0]: row[1:] for row in db.execute_sql(_SQLITE["choose"], values).fetchall()}
+    chosen = {row[0]: row[1:] for row in db.execute_sql(choose, values).fetchall()}
     if not chosen:
         return []
     claimed = json.dumps(list(chosen))

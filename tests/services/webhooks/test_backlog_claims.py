@@ -94,7 +94,7 @@ def test_a_claim_says_whether_the_caps_left_due_deliveries_behind(client, auth, 
 @pytest.fixture(params=["rank every due delivery", "walk the targets"])
 def either_way(request, monkeypatch):
     """A claim ranks every due delivery while there are at most RANK_ALL_UP_TO, and walks the
-    targets beyond that (infra/claims.py): the tests that take this run both ways."""
+    targets beyond that (services/webhooks/delivery_claim.py): the tests that take this run both ways."""
     if request.param == "walk the targets":
         monkeypatch.setattr(delivery_claim, "RANK_ALL_UP_TO", 0)
     return request.param
