@@ -48,6 +48,8 @@ class Refund(BaseModel):
     provider_status = pw.CharField(max_length=32, null=True)
     quoted_at = pw.DateTimeField()
     deposit_seen_at = pw.DateTimeField(null=True)
+    # The provider, asked after the funding deadline, knew of no funding: no swap can deliver now.
+    funding_closed_at = pw.DateTimeField(null=True)
     review_reason = pw.CharField(max_length=64, null=True)
     completed_at = pw.DateTimeField(null=True)
     created_at = pw.DateTimeField()

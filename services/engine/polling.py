@@ -90,8 +90,6 @@ def refund_next_poll_at(refund: Refund, *, now: dt.datetime, base_seconds: int,
         return None
     if refund.provider_status in (base.REFUNDED, base.FAILED):
         return None
-    if refund.provider_status == base.SUCCESS and refund.status in refund_states.CLOSED_UNFUNDED:
-        return None                                       # recorded and held for review: nothing left to learn
     return adaptive_poll_at(refund, now=now, base_seconds=base_seconds, hot_seconds=hot_seconds,
                             closed=refund.status in refund_states.CLOSED_UNFUNDED)
 

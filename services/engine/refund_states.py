@@ -16,9 +16,11 @@ from services.engine import events
 # trigger: (source statuses, target status, event type or None)
 MOVES = {
     "create": ((), "awaiting_funds", "refund.created"),
-    # The provider saw the merchant's funding: from now on the money is in flight.
-    "funding_seen": (("awaiting_funds",), "processing", None),
-    "succeed": (("awaiting_funds", "processing"), "succeeded", "refund.succeeded"),
+    # The provider saw the merchant's funding: from now on the money is in flight. A cancelled
+    # refund whose funding crossed the cancel goes on too (in its funding window: `funding_seen`).
+    "funding_seen": (("awaiting_funds", "cancelled"), "processing", None),
+    # Delivered is delivered, whatever the refund's state: the refund shows it and the books count it.
+    "succeed": (("awaiting_funds", "processing", "expired", "cancelled"), "succeeded", "refund.succeeded"),
     "fail": (("awaiting_funds", "processing"), "failed", "refund.failed"),
     "expire": (("awaiting_funds",), "expired", "refund.expired"),
     "cancel": (("awaiting_funds",), "cancelled", "refund.cancelled"),
@@ -26,13 +28,36 @@ MOVES = {
 GUARDS = {
     "expire": lambda: Refund.deposit_seen_at.is_null(),
     "cancel": lambda: Refund.deposit_seen_at.is_null(),
+    # A cancelled refund goes on only while its funding window is open: the funding crossed the
+    # cancel and the provider swaps it. Seen after the window closed, the provider sends it back.
+    "funding_seen": lambda: (Refund.status == "awaiting_funds") | Refund.funding_closed_at.is_null(),
 }
-# A refund in one of these holds its amount against the invoice; the others freed it.
+# A refund in one of these holds its amount against the invoice; the others freed it, unless
+# money may still reach the buyer through them (`holds_amount`).
 HOLDING = ("awaiting_funds", "processing", "succeeded")
 # Funding may still arrive or move: what the refund poller watches (closed ones for a late deposit).
 WATCHED = ("awaiting_funds", "processing", "expired", "cancelled")
 CLOSED_UNFUNDED = ("expired", "cancelled")
 FINAL = ("succeeded", "failed")
+
+
+def holds_amount():
+    """Query condition: the refund holds its amount against what its invoice may still refund.
+
+    Besides the holding states: a cancelled refund until its funding window closed (the provider
+    still swaps funding that reaches the address before the deadline, whatever Tender told the
+    merchant), and any refund whose funding was seen and not sent back, whatever its state
+    (docs/refunds.md#money-rules)."""
+    window_open = (Refund.status == "cancelled") & Refund.funding_closed_at.is_null()
+    funding_kept = (Refund.deposit_seen_at.is_null(False) & Refund.returned_amount.is_null()
+                    & (Refund.status != "failed"))
+    return Refund.status.in_(HOLDING) | window_open | funding_kept
+
+
+def holds(refund: Refund) -> bool:
+    """`holds_amount` of a row in hand (tests check the two agree)."""
+    return (refund.status in HOLDING or (refund.status == "cancelled" and refund.funding_closed_at is None)
+            or (refund.deposit_seen_at is not None and refund.returned_amount is None and refund.status != "failed"))
 
 
 def move(refund_id, trigger: str, *, now: dt.datetime, guard=None, **changes) -> Refund | None:

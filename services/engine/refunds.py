@@ -61,11 +61,12 @@ def ensure_key_may_refund(key: ApiKey, invoice: Invoice) -> None:
 # --- money ---------------------------------------------------------------------------------
 
 def refundable_amount(invoice: Invoice) -> Decimal:
-    """What the invoice may still refund: what it received, less every refund holding an amount."""
+    """What the invoice may still refund: what it received, less every refund holding an
+    amount (refund_states.holds_amount: funding seen counts, whatever the refund's state)."""
     if not is_refundable_state(invoice):
         return Decimal(0)
     holding = (Refund.select(Refund.amount)
-               .where((Refund.invoice == invoice.id) & Refund.status.in_(refund_states.HOLDING)))
+               .where((Refund.invoice == invoice.id) & refund_states.holds_amount()))
     return invoice.received_amount - sum((row.amount for row in holding), Decimal(0))
 
 
@@ -74,7 +75,7 @@ def is_refundable_state(invoice: Invoice) -> bool:
     return invoice.status == "paid" and invoice.swap_status is None and invoice.received_amount is not None
 
 
-def _over_refundable(invoice: Invoice, amount: Decimal) -> BadRequest:
+def _over_refundable(invoice: Invoice) -> BadRequest:
     left = refundable_amount(invoice)
     return BadRequest("refund_exceeds_refundable",
                       f"amount: at most {money.format_fiat(left, invoice.currency)} {invoice.currency} of invoice {invoice.public_id} "
@@ -94,7 +95,7 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
     amount = data["amount"]
     money.check_fiat_places(amount, invoice.currency, "amount")
     if amount > refundable_amount(invoice):
-        raise _over_refundable(invoice, amount)
+        raise _over_refundable(invoice)
     store = Store.get_by_id(invoice.store_id)
     if not store.payout_wallet:
         raise BadRequest("payout_wallet_not_configured", "The store has no payout wallet.")
@@ -107,7 +108,7 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
         current = lock_row(Invoice, invoice.id)
         if amount > refundable_amount(current):
             # A concurrent refund took it first: this quote's address is never shown to anyone.
-            raise _over_refundable(current, amount)
+            raise _over_refundable(current)
         refund = refund_states.create(
             now=now, id=ids.new_uuid(), public_id=ids.new_public_id("ref_"), store=invoice.store_id,
             invoice=invoice.id, amount=amount, currency=invoice.currency, reason=data.get("reason"), asset=asset,
@@ -268,21 +269,24 @@ def _returned(current: Refund, status: DepositStatus) -> dict:
 
 
 def _on_success(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
+    """Delivered: the refund succeeds whatever its state (the books count what reached the buyer).
+    Delivered after its amount was freed (its funding window closed), another
+    refund may have taken that amount: held for an operator to look at."""
     delivered_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
-    if current.status in refund_states.CLOSED_UNFUNDED:
-        # Funding that arrived in time but was seen after the close, and the swap delivered it.
-        if delivered_hash and status.amount_out is not None:
-            _record_delivery(current, delivered_hash, status.amount_out, now=now)
-        return _held(current, "delivered_after_close", f"{current.status} refund delivered {status.amount_out}")
-    if current.status not in ("awaiting_funds", "processing"):
+    if current.status not in refund_states.MOVES["succeed"][0]:
         return current
     if status.amount_out is None or delivered_hash is None:
         return _held(current, "no_payout_hash", f"delivered={status.amount_out}")
+    freed = current.funding_closed_at is not None
     moved = refund_states.move(current.id, "succeed", now=now, delivered_amount=status.amount_out,
-                               transaction_hash=delivered_hash, completed_at=now, review_reason=None,
+                               transaction_hash=delivered_hash, completed_at=now,
+                               review_reason="delivered_after_close" if freed else None,
                                **_returned(current, status))
     if moved is None:
         return Refund.get_by_id(current.id)
+    if freed:
+        log.warning("refund held for review: refund=%s reason=delivered_after_close %s refund delivered %s",
+                    moved.public_id, current.status, status.amount_out)
     _record_delivery(moved, delivered_hash, status.amount_out, now=now)
     _count_refunded(moved, now=now)
     return moved
@@ -344,12 +348,14 @@ def _held(current: Refund, reason: str, detail: str) -> Refund:
 # --- expiry --------------------------------------------------------------------------------
 
 def expire_due(provider, *, now: dt.datetime, timeout_seconds: float = 3, batch_size: int = 200) -> int:
-    """Expire unfunded refunds past their deadline, each only once the provider rules funding out
-    (a known deposit is applied instead, which keeps the refund going). Returns how many expired."""
-    expired = 0
-    due = list(Refund.select().where((Refund.status == "awaiting_funds") & (Refund.expires_at <= now)
-                                     & Refund.deposit_seen_at.is_null())
-               .order_by(Refund.expires_at, Refund.id).limit(batch_size))
+    """Close the funding windows past their deadline: expire unfunded refunds, and free the amount
+    of cancelled ones, each only once the provider rules funding out (a known deposit is applied
+    instead, which keeps the refund going). Returns how many windows it closed."""
+    closed = 0
+    unfunded = Refund.deposit_seen_at.is_null() & (Refund.expires_at <= now)
+    window_open = (Refund.status == "awaiting_funds") | (
+        (Refund.status == "cancelled") & Refund.funding_closed_at.is_null())
+    due = list(Refund.select().where(unfunded & window_open).order_by(Refund.expires_at, Refund.id).limit(batch_size))
     for refund in due:
         try:
             status = payments.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
@@ -359,8 +365,17 @@ def expire_due(provider, *, now: dt.datetime, timeout_seconds: float = 3, batch_
         if status.status != base.PENDING_DEPOSIT:
             apply_funding_status(refund, status, now=now)
             continue
-        expired += refund_states.move(refund.id, "expire", now=now) is not None
-    return expired
+        closed += _close_funding_window(refund, now=now)
+    return closed
+
+
+def _close_funding_window(refund: Refund, *, now: dt.datetime) -> bool:
+    """No funding came in time: no swap can deliver any more, so the refund's amount is free."""
+    if refund.status == "awaiting_funds":
+        return refund_states.move(refund.id, "expire", now=now, funding_closed_at=now) is not None
+    return Refund.update(funding_closed_at=now, updated_at=now).where(
+        (Refund.id == refund.id) & (Refund.status == "cancelled") & Refund.deposit_seen_at.is_null()
+        & Refund.funding_closed_at.is_null()).execute() == 1
 
 
 def stuck(*, now: dt.datetime) -> list[Refund]:

@@ -93,11 +93,40 @@ def test_refunds_never_add_up_to_more_than_received(client, auth):
     assert refund(client, auth, invoice["id"], "0.01").json["error"]["code"] == "refund_exceeds_refundable"
 
 
+def past_deadline(refund_id: str) -> None:
+    """The refund's funding deadline passed, for Tender and for the sandbox provider alike."""
+    import datetime as dt
+
+    from core.clock import utcnow
+    from models.sandbox import SandboxDeposit
+
+    past = utcnow() - dt.timedelta(minutes=1)
+    with db.connection_context():
+        address = Refund.get(Refund.public_id == refund_id).deposit_address
+        Refund.update(expires_at=past).where(Refund.public_id == refund_id).execute()
+        SandboxDeposit.update(deadline=past).where(SandboxDeposit.deposit_address == address).execute()
+
+
+def close_funding_windows() -> int:
+    """The expiry sweep, as the scheduler runs it."""
+    from core.clock import utcnow
+    from providers.sandbox import SandboxProvider
+    from services.engine import refunds as refund_service
+
+    with db.connection_context():
+        return refund_service.expire_due(SandboxProvider(), now=utcnow())
+
+
 def test_a_cancelled_or_failed_refund_frees_its_amount(client, auth):
+    """A cancelled one once its funding window closed: until then funding may still cross the
+    cancel, and the provider would deliver it."""
     invoice = paid_invoice(client, auth, amount="10.00")
     first = refund(client, auth, invoice["id"], "10.00").json
     cancelled = client.post(f"/v1/refunds/{first['id']}/cancel", headers=auth)
     assert cancelled.status_code == 200 and cancelled.json["status"] == "cancelled"
+    assert refund(client, auth, invoice["id"], "10.00").json["error"]["code"] == "refund_exceeds_refundable"
+    past_deadline(first["id"])
+    close_funding_windows()
     second = refund(client, auth, invoice["id"], "10.00").json
     failed = fund(client, auth, second["id"], outcome="failed")
     assert failed["status"] == "failed" and failed["failure_reason"] == "funding_returned"
@@ -169,20 +198,14 @@ def test_two_concurrent_refunds_race_for_the_last_refundable_amount(client, auth
 def test_an_expired_refund_frees_its_amount_and_late_funding_is_recorded(client, auth):
     """Unfunded past its deadline: the sweep (asking the provider first) expires it and its amount is
     free again; funding sent after that is still recorded on it, and the provider sends it back."""
-    import datetime as dt
-
     from core.clock import utcnow
-    from models.sandbox import SandboxDeposit
     from providers.sandbox import SandboxProvider
     from services.engine import refunds as refund_service
 
     invoice = paid_invoice(client, auth, amount="10.00")
     created = refund(client, auth, invoice["id"], "10.00").json
-    past = utcnow() - dt.timedelta(minutes=1)
+    past_deadline(created["id"])
     with db.connection_context():
-        Refund.update(expires_at=past).where(Refund.public_id == created["id"]).execute()
-        SandboxDeposit.update(deadline=past).where(
-            SandboxDeposit.deposit_address == created["funding"]["deposit_address"]).execute()
         assert refund_service.expire_due(SandboxProvider(), now=utcnow()) == 1
     expired = client.get(f"/v1/refunds/{created['id']}", headers=auth).json
     assert expired["status"] == "expired"
