@@ -11,6 +11,7 @@ from functools import wraps
 from flask import current_app, g, jsonify, request
 
 from blueprints.requests import json_body
+from core.client_addresses import client_of
 from core.clock import utcnow
 from infra import idempotency
 
@@ -68,5 +69,5 @@ def per_buyer(label: str, find):
 
 
 def client_address() -> str:
-    """The buyer's address, as the per-IP rate limits see it."""
-    return request.remote_addr or "unknown"
+    """The buyer, as the per-client rate limits see it (an IPv4 address, an IPv6 /64)."""
+    return client_of(request.remote_addr)

@@ -1,7 +1,8 @@
 """Which bucket a request counts against, and the RateLimit-* headers on limited routes.
 
 Keyed routes count per API key (`write` for POST/PATCH/DELETE, `read` for GET); public routes
-count per client IP, and public checkout also per client and `plpub_` token, under a higher
+count per client (an IPv4 address, or an IPv6 /64: core/client_addresses.py), and public checkout
+also per client and `plpub_` token, under a higher
 ceiling per token: one client spending its allowance on a link leaves it open to every other
 buyer (docs/api.md#rate-limits).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from flask import g, request
 
 from blueprints.context import settings
+from core.client_addresses import client_of
 from core.errors import TooManyRequests
 from infra import rate_limits
 from infra.rate_limits import Bucket
@@ -57,7 +59,7 @@ def limit_public_request() -> None:
     """before_request: count unauthenticated buyer routes per IP (and checkout per token)."""
     if not request.path.startswith(PUBLIC_PREFIX) or request.url_rule is None:
         return
-    buckets, ip = _buckets(), request.remote_addr or "unknown"
+    buckets, ip = _buckets(), client_of(request.remote_addr)
     if request.method in ("GET", "HEAD"):
         hits = [(buckets["public_read_ip"], ip)]
     else:
@@ -73,7 +75,7 @@ def limit_public_request() -> None:
 
 def limit_page_request() -> None:
     """The hosted buyer pages (blueprints/pages.py) count as public reads of the client's IP."""
-    _apply([(_buckets()["public_read_ip"], request.remote_addr or "unknown")])
+    _apply([(_buckets()["public_read_ip"], client_of(request.remote_addr))])
 
 
 def stamp_headers(response):

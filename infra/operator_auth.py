@@ -1,11 +1,15 @@
 """The operator's credentials (GET /metrics and rq-dashboard, docs/operations.md): compared in
-constant time, and guessed at most FAILURES_PER_MINUTE times a minute per client.
+constant time, and guessed at most FAILURES_PER_MINUTE times a minute per client (an IPv4 address
+or an IPv6 /64) and FAILURES_PER_ACCOUNT_PER_MINUTE times a minute in all.
 
-Past that, the client is refused (429 and `Retry-After`) for the rest of the minute whatever it
-sends, the right credentials included: were a right guess let through, a locked-out client could
-go on guessing and tell the right one by its 200. Only requests that carry credentials count, so a
-browser's first, bare request is no failure. Like the other limits, this one fails open when Redis
-cannot be reached (a warning is logged).
+Past either, the client (or everyone) is refused (429 and `Retry-After`) for the rest of the minute
+whatever it sends, the right credentials included: were a right guess let through, a locked-out
+client could go on guessing and tell the right one by its 200. The count for the account holds
+whoever the client seems to be: a client address can be many (a /64, a botnet, or X-Forwarded-For
+values made up by a client that reaches the app around the proxy TRUSTED_PROXY_HOPS trusts), the
+account is one. Only requests that carry credentials count, so a browser's first, bare request is
+no failure. Like the other limits, this one fails open when Redis cannot be reached (a warning is
+logged).
 """
 from __future__ import annotations
 
@@ -15,11 +19,15 @@ import logging
 
 import redis as redis_lib
 
+from core.client_addresses import client_of
 from infra import queues, rate_limits
 
 log = logging.getLogger("tender.operator_auth")
 FAILURES_PER_MINUTE = 10
+FAILURES_PER_ACCOUNT_PER_MINUTE = 30
 _FAILURES = rate_limits.Bucket("operator_auth_failures", FAILURES_PER_MINUTE, "enforce")
+_ACCOUNT_FAILURES = rate_limits.Bucket("operator_auth_account_failures", FAILURES_PER_ACCOUNT_PER_MINUTE, "enforce")
+ACCOUNT = "operator"        # the one account these credentials open
 
 
 @dataclass(frozen=True)
@@ -41,7 +49,8 @@ def credentials_match(username: str | None, password: str | None, *, expected_us
 
 def verify(authorization, *, client: str, expected_username: str, expected_password: str) -> Verdict:
     """May `client` (its IP address) in with this `Authorization` (werkzeug's parsed header, or None)?"""
-    waiting = _locked_for(client)
+    client = client_of(client)
+    waiting = max(_locked_for(client), _locked_for(ACCOUNT))
     if waiting:
         return Verdict(False, waiting)
     if authorization is None or authorization.type != "basic":
@@ -49,12 +58,13 @@ def verify(authorization, *, client: str, expected_username: str, expected_passw
     if credentials_match(authorization.username, authorization.password, expected_username=expected_username,
                          expected_password=expected_password):
         return Verdict(True)
-    decision = rate_limits.hit(_FAILURES, client)
-    if decision is not None and decision.exceeded:
-        _lock(client, decision.reset_seconds)
-        log.warning("operator credentials: %s failed %d times this minute; refused for %d s",
-                    client, decision.count, decision.reset_seconds)
-        return Verdict(False, decision.reset_seconds)
+    for bucket, subject in ((_FAILURES, client), (_ACCOUNT_FAILURES, ACCOUNT)):
+        decision = rate_limits.hit(bucket, subject)
+        if decision is not None and decision.exceeded:
+            _lock(subject, decision.reset_seconds)
+            log.warning("operator credentials: %s failed %d times this minute; refused for %d s",
+                        subject, decision.count, decision.reset_seconds)
+            return Verdict(False, decision.reset_seconds)
     return Verdict(False)
 
 

@@ -91,6 +91,26 @@ def test_wrong_operator_credentials_are_limited_per_client(client, operator_app)
     assert elsewhere.status_code == 200
 
 
+def test_an_ipv6_client_is_locked_out_across_its_slash_64(client, operator_app):
+    statuses = [client.get("/metrics", headers=_basic("ops", f"guess-{n}"),
+                           environ_base={"REMOTE_ADDR": f"2001:db8:5:6::{n + 1:x}"}).status_code for n in range(11)]
+    assert statuses == [401] * 10 + [429]
+
+
+def test_made_up_forwarded_addresses_do_not_lift_the_lockout(client, operator_app, monkeypatch, app):
+    """Behind a trusted proxy (TRUSTED_PROXY_HOPS=1) a client that reaches the app directly can name
+    any address in X-Forwarded-For; the failures still count for the one account, which locks too."""
+    import dataclasses
+
+    monkeypatch.setitem(app.extensions, "tender.settings",
+                        dataclasses.replace(app.extensions["tender.settings"], trusted_proxy_hops=1))
+    statuses = [client.get("/metrics", headers={**_basic("ops", f"guess-{n}"), "X-Forwarded-For": f"198.51.100.{n}"}
+                           ).status_code for n in range(1, 41)]
+    assert statuses[:30] == [401] * 30 and set(statuses[30:]) == {429}
+    right = client.get("/metrics", headers={**OPERATOR, "X-Forwarded-For": "192.0.2.200"})
+    assert right.status_code == 429 and 1 <= int(right.headers["Retry-After"]) <= 60
+
+
 def test_a_bare_request_is_no_failure(client, operator_app):
     for _ in range(20):
         assert client.get("/metrics").status_code == 401

@@ -147,6 +147,19 @@ def test_trusted_proxy_hops_tell_buyers_behind_a_router_apart(client, store, lim
     assert spoofed.status_code == (429 if hops == 0 else 200)
 
 
+def test_an_ipv6_client_is_its_slash_64(client, store, limits):
+    """A machine given a /64 may use any address in it: they are one client, another /64 is another."""
+    limits(rate_limit_public_reads_per_ip=2)
+    link = factories.make_payment_link(store)
+
+    def read(address):
+        return client.get(f"/v1/public/payment-links/{link.plpub_id}", environ_base={"REMOTE_ADDR": address})
+
+    statuses = [read(f"2001:db8:1:2::{n:x}").status_code for n in range(1, 4)]
+    assert statuses == [200, 200, 429]
+    assert read("2001:db8:1:3::1").status_code == 200
+
+
 def test_public_mode_off_leaves_buyer_routes_unlimited(client, store, limits):
     limits(rate_limit_public_mode="off", rate_limit_public_reads_per_ip=1)
     link = factories.make_payment_link(store)
