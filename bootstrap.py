@@ -11,6 +11,7 @@ from core import urls
 from infra import queues
 from models.base import init_db, make_database
 from services.engine import events
+from services.mail import mail_outbox
 
 # Defence in depth: whatever a log line says, a full key or secret never leaves the process.
 _SECRETS = (
@@ -62,5 +63,6 @@ def init_runtime(settings: Settings) -> None:
     queues.connect(settings.redis)
     urls.configure(settings.checkout_base_url)
     events.configure(livemode=settings.swap_provider != "sandbox")
+    mail_outbox.configure(settings.mail_from)
 
     providers.warn_about_credentials(settings)

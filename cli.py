@@ -26,6 +26,7 @@ invoices_cli = AppGroup("invoices", help="Inspect invoices (operators).")
 refunds_cli = AppGroup("refunds", help="Inspect merchant refunds (operators).")
 export_cli = AppGroup("export", help="Export a store's invoices or transactions (docs/exports.md).")
 statement_cli = AppGroup("statement", help="The settlement statement's daily roll-up (docs/exports.md).")
+mail_cli = AppGroup("mail", help="The mail outbox (docs/email.md).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -220,6 +221,33 @@ def statement_rebuild(start, end, store_id):
     click.echo(f"day rows written: {written}")
 
 
+@mail_cli.command("outbox", help="The newest mail first: status, attempts and the server's last answer; "
+                                 "--show prints one mail as it is sent.")
+@click.option("--status", type=click.Choice(("pending", "sent", "failed", "logged")), default=None)
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--show", "show_id", default=None, help="A mail_… id: print its headers and plain text.")
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def mail_outbox(status, limit, show_id, as_json):
+    from services.mail import mail_outbox as outbox
+
+    if show_id:
+        shown = outbox.shown(show_id)
+        if shown is None:
+            raise click.ClickException(f"no mail {show_id}")
+        click.echo(shown)
+        return
+    rows = outbox.listing(limit=limit, status=status)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    for row in rows:
+        click.echo(f"{row['id']} {row['created_at']} {row['status']} attempts={row['attempts']} {row['kind']} "
+                   f"to={row['to']} subject={row['subject']!r} answer={row['last_answer'] or '-'}")
+    click.echo(f"{len(rows)} mail(s)")
+
+
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, demo):
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, mail_cli,
+                    demo):
         app.cli.add_command(command)

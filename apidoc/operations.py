@@ -16,6 +16,7 @@ from schemas.health import HealthSchema
 from schemas.integrations import IntegrationConnectionSchema, IntegrationStatusSchema, connect_schema
 from schemas.invoices import (InvoiceCreatedSchema, InvoiceCreateSchema, InvoiceListQuerySchema, InvoiceSchema,
                               InvoiceStatusPollSchema)
+from schemas.notifications import NotificationSettingsSchema, NotificationSettingsUpdateSchema
 from schemas.payment_links import (CheckoutResultSchema, CheckoutSchema, PaymentLinkCreateSchema,
                                    PaymentLinkInvoiceSchema, PaymentLinkListQuerySchema, PaymentLinkPublicSchema,
                                    PaymentLinkSchema, PaymentLinkUpdateSchema)
@@ -169,6 +170,16 @@ OPERATIONS = {
                 503: "`provider_unavailable`: the provider could not rule funding out; retry after `Retry-After`."},
         description="Frees the refund's amount. The address stays watched: funding that crossed the cancel "
                     "is recorded, and the provider sends it back to the payout wallet."),
+
+    ("GET", "/v1/store/notifications"): Op(
+        "The store's notification mail settings", "Store", NotificationSettingsSchema,
+        description="Where the store's mail goes and which kinds it wants (docs/email.md). A store that "
+                    "never chose has no recipients and every kind on."),
+    ("PATCH", "/v1/store/notifications"): Op(
+        "Change the store's notification mail settings", "Store", NotificationSettingsSchema,
+        body=NotificationSettingsUpdateSchema,
+        description="`recipients` replaces the list; `kinds` turns the kinds it names on or off. An address "
+                    "that is not one is 400 `validation_error` naming it (`recipients[1]`)."),
 
     ("GET", "/v1/transactions"): Op(
         "List transactions", "Transactions", Page(TransactionSchema), query=TransactionListQuerySchema,

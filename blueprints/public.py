@@ -41,6 +41,7 @@ def get_public_refund(refund_id):
 def quote_invoice(invoice_id):
     data = load_body(QuoteCreateSchema())
     invoice = invoices.get_public(invoice_id)
+    invoices.give_customer_email(invoice, data["customer_email"])
     if data["dry"]:
         quote = quotes.price(invoice, provider(), origin_asset=data["origin_asset"], refund_to=data["refund_to"],
                              now=utcnow())

@@ -10,6 +10,7 @@ import re
 from urllib.parse import urlsplit
 
 from core import currencies
+from config.mail import SmtpServer, mail_settings
 
 
 class ConfigError(Exception):
@@ -94,6 +95,12 @@ class Settings:
     expiry_provider_timeout_seconds: int = 3    # the expiry sweep and cancel wait this long for the provider
     sandbox_latency_ms: int = 0                 # the sandbox answers status reads this slowly (tests, bench)
     embedded_jobs: bool = True                  # with the embedded Redis, run jobs in the web process
+    # Mail (docs/email.md): no SMTP server means mail is written to the log and kept.
+    smtp: SmtpServer | None = None              # config/mail.py reads SMTP_URL
+    mail_from: str = "Tender <tender@localhost>"
+    mail_timeout_seconds: int = 30              # a hard deadline on one whole SMTP exchange
+    mail_claim_seconds: int = 120               # a sender's lease on a mail; a dead worker's lapses
+    mail_retry_schedule: tuple[int, ...] = (60, 300, 1800, 7200, 21600)
 
     @property
     def redis(self) -> str | RedisSentinel | None:
@@ -176,6 +183,7 @@ def load_settings(environ) -> Settings:
                                                     default.expiry_provider_timeout_seconds, minimum=1, maximum=60),
         sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", default.sandbox_latency_ms, minimum=0, maximum=60000),
         embedded_jobs=env.boolean("EMBEDDED_JOBS", default.embedded_jobs),
+        **mail_settings(env, default),
     )
 
 

@@ -31,10 +31,11 @@ def lease_until(now: dt.datetime, lease_seconds: int) -> dt.datetime:
 
 
 def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, limit: int,
-              read=None) -> tuple[str, list]:
+              read=None, changes: dict | None = None) -> tuple[str, list]:
     """Lease up to `limit` rows of `model` matching `due`; returns (token, the claimed rows).
 
-    `read(token)` is the query that reads the claimed rows back (by default the rows themselves)."""
+    `read(token)` is the query that reads the claimed rows back (by default the rows themselves);
+    `changes` are written by the claim itself (a mail counts its attempt when claimed)."""
     token = secrets.token_hex(16)
     key = model._meta.primary_key
     free = model.claimed_until.is_null() | (model.claimed_until < now)
@@ -44,7 +45,8 @@ def claim_due(model, due, *, order_by, now: dt.datetime, lease_seconds: int, lim
     with db.atomic():
         # `free` is repeated outside the subquery: it is what makes the UPDATE a compare-and-set
         # when a concurrent claimer committed between our read and our write.
-        model.update(claim_token=token, claimed_until=lease_until(now, lease_seconds)).where(
+        model.update(claim_token=token, claimed_until=lease_until(now, lease_seconds),
+                     **(changes or {})).where(
             key.in_(candidates) & free).execute()
     rows = read(token) if read is not None else model.select().where(model.claim_token == token)
     return token, list(rows)

@@ -6,7 +6,7 @@ import redis as redis_lib
 
 from infra import redis_breaker
 
-QUEUE_NAMES = ("webhooks", "chain", "settlement", "maintenance")
+QUEUE_NAMES = ("webhooks", "chain", "settlement", "maintenance", "mail")
 _state = {"redis": None}
 
 

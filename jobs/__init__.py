@@ -1,4 +1,4 @@
-"""RQ job entry points, one module per queue (webhooks, chain, settlement, maintenance).
+"""RQ job entry points, one module per queue (webhooks, chain, settlement, maintenance, mail).
 
 Jobs take ids and primitives only, borrow a database connection per job, and call services.
 `ensure_runtime()` attaches the database and Redis once per worker process (after the fork);

@@ -2,6 +2,7 @@
 from models.events import Event
 from models.integrations import Integration
 from models.invoices import Invoice
+from models.mail import Mail, StoreNotifications
 from models.payment_links import IdempotencyKey, PaymentLink
 from models.polls import PollState
 from models.refunds import Refund
@@ -12,4 +13,4 @@ from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
               WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration, PollState,
-              Refund]
+              Refund, Mail, StoreNotifications]

@@ -21,6 +21,7 @@ class Invoice(BaseModel):
     output_asset = pw.CharField(max_length=64)
     external_order_id = pw.CharField(max_length=128, null=True)
     customer_id = pw.UUIDField(null=True)
+    customer_email = pw.CharField(max_length=254, null=True)   # the buyer's, for the receipt (0018)
     payment_link_id = pw.CharField(max_length=40, null=True)   # plink_… of the link it came from
     # The storefront installation whose dedicated key created it (models/integrations.py; a plain
     # column here, the foreign key is in migration 0005, to keep the model imports acyclic).

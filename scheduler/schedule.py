@@ -3,6 +3,7 @@ embedded scheduler thread (scheduler/embedded.py)."""
 from __future__ import annotations
 
 from jobs.chain import poll_deposits, poll_refunds
+from jobs.mail import send_due as send_due_mail, sweep_notices as sweep_mail_notices
 from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoices, sweep_expired_refunds
 from jobs.settlement import poll_settlements
 from jobs.webhooks import relay_outbox
@@ -11,6 +12,8 @@ from jobs.webhooks import relay_outbox
 JOB_TIMEOUT = 120
 OUTBOX_RELAY_SECONDS = 5
 IDEMPOTENCY_PURGE_SECONDS = 3600
+MAIL_SWEEP_SECONDS = 10          # mail whose nudge was lost, and retries come due (docs/email.md)
+MAIL_NOTICES_SECONDS = 60        # an endpoint failing for an hour, a refund's funding about to expire
 
 
 def sweeps(settings) -> list[dict]:
@@ -37,4 +40,6 @@ def sweeps(settings) -> list[dict]:
         sweep(sweep_expired_invoices, "maintenance", settings.expiry_sweep_interval_seconds),
         sweep(sweep_expired_refunds, "maintenance", settings.expiry_sweep_interval_seconds),
         sweep(purge_expired_idempotency_keys, "maintenance", IDEMPOTENCY_PURGE_SECONDS),
+        sweep(send_due_mail, "mail", MAIL_SWEEP_SECONDS),
+        sweep(sweep_mail_notices, "maintenance", MAIL_NOTICES_SECONDS),
     ]

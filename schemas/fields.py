@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from marshmallow import ValidationError, fields
 
-from core import clock, currencies, ids, money, urls
+from core import clock, currencies, email_addresses, ids, money, urls
 from core.metadata import clean_metadata
 
 
@@ -73,6 +73,16 @@ class StrictString(fields.String):
         if any(ord(char) < 32 for char in text):
             raise ValidationError("must not contain control characters")
         return text
+
+
+class EmailAddress(fields.String):
+    """An e-mail address Tender sends to (core/email_addresses.py): `name@example.com`, nothing else."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        problem = email_addresses.address_problem(value)
+        if problem:
+            raise ValidationError(problem)
+        return email_addresses.normalized(value)
 
 
 class UtcDateTime(fields.Field):

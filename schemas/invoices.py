@@ -4,7 +4,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from core import urls
 from models.invoices import STATUSES
 from schemas.common import ListQuerySchema
-from schemas.fields import (AmountString, CurrencyCode, HttpUrl, Metadata, PublicId, StrictString,
+from schemas.fields import (AmountString, CurrencyCode, EmailAddress, HttpUrl, Metadata, PublicId, StrictString,
                             UtcDateTime, UuidString, one_of)
 
 
@@ -19,6 +19,7 @@ class InvoiceCreateSchema(Schema):
     external_order_id = StrictString(load_default=None, validate=validate.Length(min=1, max=128))
     store_id = fields.String(load_default=None, validate=validate.Length(max=64))
     customer_id = UuidString(load_default=None)
+    customer_email = EmailAddress(load_default=None, allow_none=True, metadata={"description": "The buyer's e-mail address: Tender mails them a receipt when the invoice is paid and a notice when a refund is sent, nothing else (docs/email.md)."})
     callback_url = HttpUrl(https_only=True, load_default=None)
     return_url = HttpUrl(load_default=None)
     metadata = Metadata(load_default=None)

@@ -6,7 +6,7 @@ from core.display_text import is_blank, spoofing_problem
 from models.invoices import STATUSES as INVOICE_STATUSES
 from models.payment_links import AMOUNT_MODES, STATUSES, USAGES
 from schemas.common import ListQuerySchema
-from schemas.fields import AmountString, CurrencyCode, StrictString, UtcDateTime, one_of
+from schemas.fields import AmountString, CurrencyCode, EmailAddress, StrictString, UtcDateTime, one_of
 
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")
 
@@ -120,6 +120,7 @@ class CheckoutSchema(Schema):
     amount = AmountString(load_default=None, allow_none=True)
     origin_asset = StrictString(load_default=None, allow_none=True, validate=validate.Length(min=1, max=64))
     refund_to = StrictString(load_default=None, allow_none=True, validate=validate.Length(min=1, max=256))
+    customer_email = EmailAddress(load_default=None, allow_none=True, metadata={"description": "Optional: where the buyer wants the receipt of this payment (and a notice if it is refunded); kept when the merchant gave one already."})
 
     @validates_schema
     def _asset_and_refund_together(self, data, **kwargs):

@@ -4,7 +4,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from core import urls
 from models.invoices import STATUSES as INVOICE_STATUSES
 from providers.sandbox import OUTCOMES
-from schemas.fields import AmountString, StrictString, UtcDateTime, one_of
+from schemas.fields import AmountString, EmailAddress, StrictString, UtcDateTime, one_of
 
 _ASSET_CODE = validate.Length(min=1, max=64)
 _ADDRESS = validate.Length(min=1, max=256)
@@ -36,6 +36,7 @@ class QuoteCreateSchema(Schema):
     origin_asset = StrictString(required=True, validate=_ASSET_CODE)
     refund_to = StrictString(load_default=None, validate=_ADDRESS)
     dry = fields.Boolean(load_default=True, truthy={True}, falsy={False})
+    customer_email = EmailAddress(load_default=None, allow_none=True, metadata={"description": "Optional: where the buyer wants the receipt of this payment (and a notice if it is refunded); kept when the merchant gave one already."})
 
 
 class AssetSchema(Schema):

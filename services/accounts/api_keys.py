@@ -24,8 +24,10 @@ CONNECT_RETRY_WINDOW = dt.timedelta(minutes=15)
 MERCHANT_SCOPES = (
     "invoices:write", "invoices:read", "invoices:create", "transactions:read",
     "payment_links:write", "payment_links:read", "webhooks:read", "webhooks:write", "events:read",
-    "refunds:write", "refunds:read",
+    "refunds:write", "refunds:read", "settings:read", "settings:write",
 )
+# The store's own settings (its notification mail): standard keys only, never a storefront's.
+STORE_SETTINGS_SCOPES = frozenset({"settings:read", "settings:write"})
 PLATFORM_SCOPES = frozenset().union(*(platform_scopes(p) for p in PLATFORMS))
 KNOWN_SCOPES = frozenset(MERCHANT_SCOPES) | PLATFORM_SCOPES
 
@@ -46,7 +48,7 @@ def default_scopes(kind: str, platform: str = PLATFORMS[0]) -> tuple[str, ...]:
 KIND_SCOPES = {
     "standard": frozenset(MERCHANT_SCOPES),
     "bootstrap": frozenset().union(*(default_scopes("bootstrap", p) for p in PLATFORMS)),
-    "integration": KNOWN_SCOPES,
+    "integration": KNOWN_SCOPES - STORE_SETTINGS_SCOPES,
 }
 
 

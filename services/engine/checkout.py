@@ -28,7 +28,7 @@ from models.invoices import Invoice
 from models.payment_links import PaymentLink
 from models.stores import Store
 from services import payment_links
-from services.engine import invoice_states, quotes
+from services.engine import invoice_states, invoices, quotes
 
 OPEN = invoice_states.OPEN
 
@@ -68,6 +68,7 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
         if invoice is None:
             invoice = _create_invoice(link, store, amount, now=now, ttl_seconds=ttl_seconds)
             payment_links.mark_checkout_started(link, now=now)
+        invoices.give_customer_email(invoice, data.get("customer_email"))
     if origin_asset is not None and invoice_states.can_quote(invoice) and invoice.deposit_address is None:
         # Outside the link's lock: a provider call must not hold it. Two checkouts of one single-use
         # link that both get here: the commit's compare-and-set lets the first address stand.

@@ -10,6 +10,7 @@ from models.invoices import Invoice
 from models.refunds import Refund
 from schemas.invoices import InvoiceSchema
 from schemas.refunds import RefundSchema
+from services.mail import notices
 from services.webhooks import outbox
 
 _invoice_schema = InvoiceSchema()
@@ -28,7 +29,7 @@ def record(event_type: str, invoice: Invoice, *, now: dt.datetime, previous_stat
 
     `previous_status` is given on `invoice.paid`: it tells a late or topped-up payment apart."""
     return _record(event_type, _invoice_schema.dump(invoice), store_id=invoice.store_id, invoice_id=invoice.id,
-                   now=now, previous_status=previous_status)
+                   now=now, previous_status=previous_status, invoice=invoice)
 
 
 def record_refund(event_type: str, refund: Refund, *, now: dt.datetime) -> Event:
@@ -39,7 +40,7 @@ def record_refund(event_type: str, refund: Refund, *, now: dt.datetime) -> Event
 
 
 def _record(event_type: str, obj: dict, *, store_id, invoice_id, now: dt.datetime,
-            previous_status: str | None = None) -> Event:
+            previous_status: str | None = None, invoice: Invoice | None = None) -> Event:
     assert event_type in EVENT_TYPES, event_type
     public_id = ids.new_public_id("evt_")
     payload = {
@@ -51,8 +52,12 @@ def _record(event_type: str, obj: dict, *, store_id, invoice_id, now: dt.datetim
         "previous_status": previous_status,     # set on invoice.paid; null on every other kind
         "data": {"object": obj},
     }
-    return inserts.insert(Event(id=ids.new_uuid(), public_id=public_id, store=store_id, invoice=invoice_id,
-                                type=event_type, payload=payload, created_at=now))
+    event = inserts.insert(Event(id=ids.new_uuid(), public_id=public_id, store=store_id, invoice=invoice_id,
+                                 type=event_type, payload=payload, created_at=now))
+    # The mail this fact means (to the merchant, to the buyer), in the same transaction.
+    notices.on_event(event_type, obj, event_id=public_id, store_id=store_id, invoice_id=invoice_id, now=now,
+                     invoice=invoice)
+    return event
 
 
 def after_commit(event: Event | None) -> None:

@@ -52,6 +52,7 @@ def create_invoice(store: Store, key: ApiKey, data: dict, *, now: dt.datetime, t
         output_asset=store.output_asset,
         external_order_id=data.get("external_order_id"),
         customer_id=data.get("customer_id"),
+        customer_email=data.get("customer_email"),
         return_url=data.get("return_url"),
         callback_url=data.get("callback_url"),
         metadata=data.get("metadata"),
@@ -106,6 +107,15 @@ def get_public(public_id: str) -> Invoice:
     if invoice is None:
         raise NotFound("invoice_not_found", f"No invoice {public_id!r}.")
     return invoice
+
+
+def give_customer_email(invoice: Invoice, address: str | None) -> None:
+    """The buyer's own address for the receipt (checkout and payment-link pages): kept only while the
+    invoice is open and nobody gave one, so it never replaces the merchant's."""
+    if address:
+        Invoice.update(customer_email=address).where(
+            (Invoice.id == invoice.id) & Invoice.customer_email.is_null()
+            & Invoice.status.in_(invoice_states.OPEN)).execute()
 
 
 def list_for_store(store: Store, filters: dict, page: PageRequest, *, now: dt.datetime) -> Page:

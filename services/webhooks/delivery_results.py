@@ -18,6 +18,7 @@ from infra import database, metrics
 from infra.locks import write_transaction
 from models.base import db, replace_connection
 from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from services.mail import notices
 from services.webhooks import delivery_claim
 from services.webhooks.delivery_policy import DeliveryPolicy
 from services.webhooks.webhook_sending import Outcome, Work
@@ -190,13 +191,19 @@ def _update_endpoint_health(endpoint_id, results: list[Outcome], *, now: dt.date
     failing_since = results[0].work.endpoint_failing_since
     where = WebhookEndpoint.id == endpoint_id
     if any(result.status_code == 410 for result in results):
-        WebhookEndpoint.update(enabled=False, disabled_reason="the endpoint answered 410 Gone",
-                               updated_at=now).where(where).execute()
+        _disable(endpoint_id, "the endpoint answered 410 Gone", now=now)
     elif any(result.ok for result in results):
         if failing_since is not None:
             WebhookEndpoint.update(failing_since=None).where(where).execute()
     elif failing_since is None:
         WebhookEndpoint.update(failing_since=now).where(where & WebhookEndpoint.failing_since.is_null()).execute()
     elif now - failing_since >= DISABLE_AFTER:
-        WebhookEndpoint.update(enabled=False, updated_at=now,
-                               disabled_reason="every delivery failed for 3 days").where(where).execute()
+        _disable(endpoint_id, "every delivery failed for 3 days", now=now)
+
+
+def _disable(endpoint_id, reason: str, *, now: dt.datetime) -> None:
+    """Disable the endpoint, and tell its store by mail in the same transaction (once: only the
+    write that finds it enabled does)."""
+    if WebhookEndpoint.update(enabled=False, disabled_reason=reason, updated_at=now).where(
+            (WebhookEndpoint.id == endpoint_id) & WebhookEndpoint.enabled).execute():
+        notices.endpoint_disabled(endpoint_id, reason, now=now)

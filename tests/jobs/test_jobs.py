@@ -147,9 +147,9 @@ def test_rq_cron_config_registers_the_sweeps(runtime, monkeypatch):
     sys.modules.pop("scheduler.cron", None)
     scheduler.load_config_from_file("scheduler/cron.py")
     by_queue = {job.queue_name: job for job in scheduler.get_jobs()}
-    assert set(by_queue) == {"chain", "settlement", "maintenance"} and by_queue["chain"].interval == 7
+    assert set(by_queue) == {"chain", "settlement", "maintenance", "mail"} and by_queue["chain"].interval == 7
     assert {job.func.__name__ for job in scheduler.get_jobs()} >= {
-        "relay_outbox", "sweep_expired_invoices", "purge_expired_idempotency_keys"}
+        "relay_outbox", "sweep_expired_invoices", "purge_expired_idempotency_keys", "send_due", "sweep_notices"}
     scheduler.enqueue_jobs()
     # The job the cron enqueued is readable by our workers' queues (one serializer everywhere).
     job = queues.queue("chain").jobs[0]

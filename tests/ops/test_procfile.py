@@ -25,5 +25,5 @@ def _queues_of(process: str) -> set[str]:
 
 def test_webhook_work_has_its_own_process_type():
     assert _queues_of("webhooks") == {"webhooks"}
-    assert _queues_of("worker") == {"chain", "settlement", "maintenance"}
+    assert _queues_of("worker") == {"chain", "settlement", "maintenance", "mail"}
     assert _queues_of("worker") | _queues_of("webhooks") == set(queues.QUEUE_NAMES)

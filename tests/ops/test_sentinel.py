@@ -59,7 +59,7 @@ def test_workers_and_the_scheduler_carry_on_after_a_failover(group, tmp_path):
     without being started again by the scheduler process, and enqueues its sweeps on the new master."""
     env = _env(group, CHAIN_POLL_INTERVAL_SECONDS="1", HOT_POLL_INTERVAL_SECONDS="1",
                DATABASE_URL=f"sqlite:///{tmp_path}/unused.db")
-    worker_command = [part for part in procfile_command("worker") if part not in ("chain", "settlement", "maintenance")]
+    worker_command = [part for part in procfile_command("worker") if part not in ("chain", "settlement", "maintenance", "mail")]
     log = open(tmp_path / "processes.log", "w")
     processes = [subprocess.Popen([*worker_command, "sentinel-test"], cwd=ROOT, env=env, stdout=log, stderr=log,
                                   start_new_session=True),
