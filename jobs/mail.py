@@ -3,6 +3,7 @@ commits, and run by the scheduler every few seconds, which is what re-finds mail
 lost and retries whose time has come. Safe to run twice or at once: mail is claimed from the database."""
 from __future__ import annotations
 
+from core.clock import utcnow
 from infra import nudges
 from jobs import ensure_runtime, measured
 from models.base import db
@@ -23,6 +24,5 @@ def sweep_notices() -> int:
     """Mail about what time alone brings about: an endpoint failing for an hour, a refund's funding
     about to expire (services/mail/notices.py)."""
     ensure_runtime()
-    from core.clock import utcnow
     with db.connection_context():
         return notices.sweep(now=utcnow())

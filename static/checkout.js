@@ -22,6 +22,7 @@
   var changedAt = Date.now(), announcedMinutes = null;
   var select = document.getElementById("asset");
   var refundInput = document.getElementById("refund-to");
+  var emailInput = document.getElementById("customer-email");
   var chooseForm = document.getElementById("choose-form");
   var chooseSubmit = document.getElementById("choose-submit");
   var TYPED_REFUND_KEY = "tender.refund_to." + invoiceId;      // what this browser entered (this page or the link's)
@@ -247,7 +248,10 @@
     if (problem) { Tender.showError("choose-error", problem); refundInput.focus(); return; }
     rememberTypedRefund(address);
     Tender.busy(chooseSubmit, "Getting your address…");
-    var result = await Tender.api("POST", path("/quote"), { origin_asset: asset.code, refund_to: address, dry: false });
+    var body = { origin_asset: asset.code, refund_to: address, dry: false };
+    var email = emailInput ? emailInput.value.trim() : "";
+    if (email) body.customer_email = email;           // optional: where the receipt goes
+    var result = await Tender.api("POST", path("/quote"), body);
     Tender.busy(chooseSubmit, null);
     if (!result.ok) {
       if (result.error.code === "invoice_not_payable") { poll(); return; }

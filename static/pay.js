@@ -7,6 +7,7 @@
   var networks = JSON.parse(root.dataset.networks);
   var select = document.getElementById("asset");
   var refundInput = document.getElementById("refund-to");
+  var emailInput = document.getElementById("customer-email");
   var amountInput = document.getElementById("amount");
   var submit = document.getElementById("pay-submit");
   var currency = root.dataset.currency;
@@ -59,6 +60,8 @@
     if (addressProblem) { Tender.showError("pay-error", addressProblem); refundInput.focus(); return; }
     body.origin_asset = asset.code;
     body.refund_to = address;
+    var email = emailInput ? emailInput.value.trim() : "";
+    if (email) body.customer_email = email;           // optional: where the receipt goes
 
     Tender.busy(submit, "Starting payment…");
     var result = await Tender.api("POST", "/v1/public/payment-links/" + encodeURIComponent(root.dataset.token) +

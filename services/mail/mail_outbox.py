@@ -17,6 +17,7 @@ import logging
 import time
 
 from core import email_addresses, ids
+from core.clock import utcnow
 from infra import claims, nudges
 from models.mail import Mail
 from services.mail import compose, smtp_sending
@@ -84,7 +85,6 @@ class Counts:
 def send_due(sending: Sending, *, max_seconds: float = 20.0, batch: int = 20, clock=None) -> Counts:
     """Claim and send due mail, `SENDING_THREADS` at a time, until none is due or `max_seconds`
     have passed (a run then ends within one exchange's deadline of that)."""
-    from core.clock import utcnow
     clock = clock or utcnow
     counts, began = Counts(), time.monotonic()
     with ThreadPoolExecutor(SENDING_THREADS, thread_name_prefix="mail") as pool:
