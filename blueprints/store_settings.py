@@ -1,4 +1,4 @@
-"""The store's own settings: its notification mail (docs/email.md#the-merchants-mail)."""
+"""The store's own settings: its notification mail (docs/email.md#what-is-sent-when)."""
 from flask import Blueprint, g
 
 from blueprints.auth import requires_scope

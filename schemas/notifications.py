@@ -1,4 +1,4 @@
-"""The store's notification mail settings (`/v1/store/notifications`, docs/email.md#the-merchants-mail)."""
+"""The store's notification mail settings (`/v1/store/notifications`, docs/email.md#what-is-sent-when)."""
 from marshmallow import RAISE, Schema, fields, validate
 
 from models.mail import MAX_RECIPIENTS, MERCHANT_KINDS

@@ -1,4 +1,4 @@
-"""A mail's subject, plain-text and HTML parts from one template (docs/email.md#templates), and the
+"""A mail's subject, plain-text and HTML parts from one template (docs/email.md#how-mail-is-sent), and the
 message itself with the headers every mail carries.
 
 Each kind is one Jinja file in services/mail/templates/, rendered twice: once by an environment that

@@ -1,4 +1,4 @@
-"""A store's notification mail settings (docs/email.md#the-merchants-mail): where its mail goes (up
+"""A store's notification mail settings (docs/email.md#what-is-sent-when): where its mail goes (up
 to five addresses) and which kinds it wants. The API (`/v1/store/notifications`) and the dashboard
 both go through these functions; the body's shape is checked by schemas/notifications.py."""
 from __future__ import annotations
