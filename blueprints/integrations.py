@@ -37,7 +37,8 @@ def _add_routes(platform: str) -> None:
     @legacy_errors(*LEGACY)
     @requires_scope(status_scope)
     def status():
-        return IntegrationStatusSchema().dump(integrations.status(g.store, platform))
+        state = integrations.status(g.store, platform)
+        return IntegrationStatusSchema().dump({**state, "supported_currencies": settings().supported_currencies})
 
     for action, view, method in (("connect", connect, "POST"), ("disconnect", disconnect, "POST"),
                                  ("status", status, "GET")):

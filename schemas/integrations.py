@@ -84,6 +84,8 @@ class IntegrationStatusSchema(Schema):
     disconnected_at = fields.Function(lambda s: _of(s, lambda i: clock.isoformat(i.disconnected_at)),
                                       allow_none=True, metadata=_DATE_TIME)
     checkout_base_url = fields.Function(lambda s: urls.checkout_base_url())
+    # What invoices may be priced in: a plugin offers Tender only when the shop's currency is listed.
+    supported_currencies = fields.List(fields.String(), metadata={"example": ["USD", "EUR"]})
 
 def _of(state: dict, read):
     return None if state["integration"] is None else read(state["integration"])

@@ -156,6 +156,7 @@ def test_status_values(client, store, bootstrap_auth):
     assert body["integration_public_id"] == connected["integration_public_id"]
     assert body["installation_id"] == connected["installation_id"] and body["site_url"] == SITE
     assert "api_key" not in body and "webhook_secret" not in body
+    assert body["supported_currencies"] == ["USD", "EUR", "JPY", "KWD"]     # the tests' SUPPORTED_CURRENCIES
 
 
 def test_an_expired_bootstrap_key_is_401(client, store):
