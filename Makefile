@@ -10,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-.PHONY: install run test test-pgbouncer cluster cluster-check fuzz stack woocommerce-zip woocommerce-phpunit
+.PHONY: install run test test-pgbouncer cluster cluster-check fuzz stack woocommerce-zip woocommerce-phpunit woocommerce-pot
 install: $(STAMP)
 
 # Tender on its embedded default: SQLite in instance/, in-process Redis and jobs, on PORT (8000).
@@ -78,3 +78,8 @@ woocommerce-zip:
 
 woocommerce-phpunit:
 	phpunit -c plugins/woocommerce/tests/phpunit.xml $(PHPUNIT_ARGS)
+
+# The translation template (languages/tender-for-woocommerce.pot), made from the plugin's sources;
+# PHPUnit's I18nTest fails while it is not current or a shown text skips i18n.
+woocommerce-pot:
+	php plugins/woocommerce/tools/make-pot.php $(WC_PLUGIN)

@@ -6,9 +6,13 @@ Redis, a merchant and a buyer in Debian's Chromium.
 Connect with a bootstrap key (and the no-payout-wallet warning) → an order at checkout → Tender's
 hosted checkout → a sandbox payment → the signed delivery to WordPress over loopback → the order
 paid exactly once; a redelivery answers {"duplicate": true}; forged, stale and foreign deliveries
-are refused and change nothing; Checkout Blocks' Store API and a second attempt reuse the invoice;
-a reconnect's double signature verifies; deactivation disconnects. The time from the payment to
-the order being paid is printed (`-s` shows it): a figure, not an assertion.
+are refused and change nothing; Checkout Blocks' Store API and a second attempt reuse the invoice,
+and the Checkout block's script places an order in Chromium; an invoice for an older total is
+never reused nor completes the order; a bounced deposit leaves the order payable; with the
+notification URL blocked, "Check payment status" and the WP-Cron reconciliation complete orders;
+a reconnect's double signature verifies; deactivation keeps the connection, uninstall removes it.
+The time from the payment to the order being paid is printed (`-s` shows it): a figure, not an
+assertion.
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ if _why_not and os.environ.get("CI") and DATABASE_URL:
 pytestmark = pytest.mark.skipif(bool(_why_not), reason=_why_not or "")
 
 EVM_ADDRESS = "0x" + "5e" * 20
+EVENTS = ("tender_prune_seen_events", "tender_reconcile_orders")
 TIMEOUT_MS = 30_000
 
 
@@ -228,8 +233,8 @@ def test_a_connect_whose_answer_was_lost_is_retried(tender, unready, site):
     assert site.option("tender_pending_connect") is None                  # the kept key is gone
 
 
-def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnects(tender, unready, site, admin,
-                                                                                  buyer):
+def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_keeps_and_uninstall_removes(
+        tender, unready, site, admin, buyer):
     api, store = tender["api"], unready
     page = settings_page(admin, site)
     expect(page.locator("[data-tender-status=connected]")).to_be_visible()
@@ -237,26 +242,36 @@ def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_disconnec
     expect(page.locator("[data-tender-warning=payout]")).to_be_visible()
     assert site.option("woocommerce_tender_settings")["bootstrap_key"] == ""   # never stored
     assert site.option("tender_api_key").startswith("sk_live_")
+    assert "USD" in site.option("tender_connection")["supported_currencies"]   # from Tender's status answer
 
     buyer.goto(f"{site.url}/?tender-standin=checkout")
     buyer.check("#payment_method_tender")
     buyer.click("#place_order")
     expect(buyer.locator(".woocommerce-error")).to_contain_text("cannot take crypto payments yet")
 
-    # Deactivation disconnects: Tender revokes the key, the site forgets every credential.
+    # Deactivation keeps the connection: Tender still accepts the key, every option stays, the
+    # WP-Cron events stop and come back on activation.
     key = site.option("tender_api_key")
+    kept = {name: site.option(name) for name in ("tender_api_key", "tender_webhook_secret",
+                                                  "tender_integration_public_id", "woocommerce_tender_settings")}
     admin.goto(f"{site.url}/wp-admin/plugins.php")
     admin.click("#deactivate-tender-for-woocommerce")
     admin.wait_for_selector("#activate-tender-for-woocommerce")
+    assert api.call("GET", "/v1/integration/woocommerce/status", key).json()["status"] == "ACTIVE"
+    assert {name: site.option(name) for name in kept} == kept
+    assert [site.cli("next-scheduled", hook)["at"] for hook in EVENTS] == [False, False]
+    admin.click("#activate-tender-for-woocommerce")
+    admin.wait_for_selector("#deactivate-tender-for-woocommerce")
+    assert all(site.cli("next-scheduled", hook)["at"] > time.time() for hook in EVENTS)
+
+    # Uninstall (WordPress's uninstall_plugin, as Delete runs it): disconnected at Tender, every
+    # option, the table and the events gone. The plugin is then activated afresh for what follows.
+    assert site.cli("uninstall", wordpress.PLUGIN_FILE)["uninstalled"]
     assert api.call("GET", "/v1/integration/woocommerce/status", key).status_code == 401
     status = api.call("GET", "/v1/integration/woocommerce/status", api.bootstrap_key(store["store_id"])).json()
     assert status["status"] == "DISCONNECTED"
-    assert [site.option(name) for name in ("tender_api_key", "tender_webhook_secret",
-                                           "tender_integration_public_id")] == [None, None, None]
-    assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] is False
-    admin.click("#activate-tender-for-woocommerce")
-    admin.wait_for_selector("#deactivate-tender-for-woocommerce")
-    assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] > time.time()
+    assert site.cli("tender-leftovers") == {"options": [], "tables": [], "events": []}
+    assert site.cli("activate", wordpress.PLUGIN_FILE)["activated"]
 
 
 @pytest.fixture(scope="module")
@@ -355,28 +370,56 @@ def test_blocks_checkout_and_a_second_attempt_reuse_the_invoice(connected, site)
     assert data["scripts"]["tender"] == ["tender-blocks"]
 
 
-def test_the_blocks_script_registers_the_payment_method(browser, site):
-    """assets/js/blocks.js, as the site serves it, in Chromium beside a stand-in of the Blocks
-    registry's browser API (wc.wcBlocksRegistry, wc.wcSettings, wp.element)."""
-    page = browser.new_page()
+def test_the_checkout_block_in_chromium_sends_the_buyer_to_tender(connected, site, buyer):
+    """assets/js/blocks.js, served by the site, in the stand-in's Checkout block (WordPress's own
+    wp-element and wp-i18n): its label is shown, and placing the order goes to Tender's checkout."""
+    buyer.goto(f"{site.url}/?tender-standin=checkout-block&total=6.00")
+    method = buyer.locator("[data-method=tender]")
+    expect(method).to_contain_text("Crypto (Tender)")
+    expect(method).to_contain_text("Pay with crypto on Tender's secure checkout page.")
+    buyer.check("#radio-control-wc-payment-method-options-tender")
+    buyer.click(".wc-block-components-checkout-place-order-button")
+    buyer.wait_for_url(re.compile(re.escape(connected["api"].url) + r"/"))
+    invoice_id = re.search(r"inv_[A-Za-z0-9]+", buyer.url).group(0)
+    invoice = connected["api"].call("GET", f"/v1/invoices/{invoice_id}", connected["merchant_key"]).json()
+    assert (invoice["amount"], invoice["currency"]) == ("6.00", "USD")
+    assert order_of(site, invoice_id)["status"] == "pending"
+
+
+def test_blocked_notifications_orders_still_complete_by_reconciliation_and_the_button(connected, site, admin):
+    """A firewall answers 403 to every notification: the order screen's "Check payment status" and
+    the WP-Cron reconciliation each complete an order from Tender's answer, and the notifications
+    let through afterwards complete nothing a second time."""
+    api, key = connected["api"], connected["merchant_key"]
+    site.cli("set-option", "tender_test_block_notifications", "true")
     try:
-        page.set_content("<!doctype html><title>blocks</title>")
-        page.evaluate("""() => {
-          window.registered = [];
-          window.wp = {element: {createElement: (type, props, ...children) => ({type, props, children})}};
-          window.wc = {wcBlocksRegistry: {registerPaymentMethod: (config) => window.registered.push(config)},
-                       wcSettings: {getSetting: (name, fallback) => name === 'tender_data'
-                         ? {title: 'Crypto (Tender)', description: 'Pay with crypto', supports: ['products']} : fallback}};
-        }""")
-        script = requests.get(f"{site.url}/wp-content/plugins/tender-for-woocommerce/assets/js/blocks.js", timeout=20)
-        assert script.status_code == 200
-        page.add_script_tag(content=script.text)
-        registered = page.evaluate("""() => window.registered.map(c => ({name: c.name, aria: c.ariaLabel,
-            pay: c.canMakePayment(), features: c.supports.features, label: c.label.children[0]}))""")
-        assert registered == [{"name": "tender", "aria": "Crypto (Tender)", "pay": True, "features": ["products"],
-                               "label": "Crypto (Tender)"}]
+        orders = [store_api_order(site, total) for total in ("7.00", "8.00")]
+        for _, invoice_id in orders:
+            assert api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", key, json={}).status_code == 202
+        for _, invoice_id in orders:
+            wait_for(lambda: api.call("GET", f"/v1/invoices/{invoice_id}", key).json()["status"] == "paid",
+                     timeout=60, what=f"{invoice_id} to be paid at Tender")
+        assert site.deliveries()[-1]["status"] == 403                       # blocked, as in the field
+        (by_button, _), (by_cron, _) = orders
+        assert site.order(by_button)["status"] == site.order(by_cron)["status"] == "pending"
+
+        admin.goto(f"{site.url}/wp-admin/admin.php?page=wc-orders&id={by_button}")
+        admin.click("#tender-check-payment")
+        expect(admin.locator("#order-status")).to_have_text("processing")
+        site.cli("do-action", "tender_reconcile_orders")                    # what WP-Cron runs every 5 minutes
+        for order_id in (by_button, by_cron):
+            order = site.order(order_id)
+            assert (order["status"], order["payment_complete_calls"]) == ("processing", 1), order["notes"]
+            assert any("Tender: payment status check; invoice" in n and "payment complete" in n for n in order["notes"])
     finally:
-        page.close()
+        site.cli("set-option", "tender_test_block_notifications", "false")
+    invoice_id = orders[1][1]
+    before = len(site.deliveries())
+    redeliver_latest(api, key, site, invoice_id)
+    answer = wait_for(lambda: len(site.deliveries()) > before and site.deliveries()[-1], timeout=30,
+                      what="the redelivery to reach the shop")
+    assert answer["status"] == 200
+    assert site.order(orders[1][0])["payment_complete_calls"] == 1
 
 
 def store_api_order(site, total: str) -> tuple[int, str]:

@@ -46,7 +46,7 @@ class AnswerLosingProxy:
     def _relay(self, client: socket.socket) -> None:
         with client:
             client.settimeout(15)
-            head, _, body = read_answer(client).partition(b"\r\n\r\n")
+            head, _, body = read_answer(client, request=True).partition(b"\r\n\r\n")
             request_line, *header_lines = head.decode("latin-1").split("\r\n")
             method, path, _ = request_line.split(" ", 2)
             headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)

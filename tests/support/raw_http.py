@@ -13,10 +13,12 @@ def post_head(path: str, key: str, **headers) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def read_answer(sock: socket.socket) -> bytes:
-    """The one answer on `sock`, head and body, read until its Content-Length is in."""
+def read_answer(sock: socket.socket, *, request: bool = False) -> bytes:
+    """The one answer on `sock`, head and body, read until its Content-Length is in. With `request`,
+    a request: one without Content-Length has no body (an answer's body then runs to the close)."""
     answer = b""
-    while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < _length(answer):
+    unknown = 0 if request else 1 << 30
+    while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < _length(answer, unknown):
         chunk = sock.recv(65536)
         if not chunk:
             break
@@ -24,8 +26,8 @@ def read_answer(sock: socket.socket) -> bytes:
     return answer
 
 
-def _length(answer: bytes) -> int:
+def _length(answer: bytes, unknown: int) -> int:
     for line in answer.partition(b"\r\n\r\n")[0].split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             return int(line.split(b":")[1])
-    return 1 << 30
+    return unknown

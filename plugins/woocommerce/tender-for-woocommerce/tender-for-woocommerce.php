@@ -1,32 +1,41 @@
 <?php
 /**
- * Plugin Name: Tender for WooCommerce
- * Description: Take crypto payments through Tender: one invoice per order, the buyer pays on Tender's hosted checkout, and Tender's signed notifications mark the order paid.
- * Version: 1.0.0
- * Requires at least: 6.1
- * Requires PHP: 8.1
- * Requires Plugins: woocommerce
+ * Plugin Name:          Tender for WooCommerce
+ * Plugin URI:           https://github.com/tender-payments/tender
+ * Description:          Take crypto payments through Tender: one invoice per order, the buyer pays on Tender's hosted checkout, and Tender's signed notifications mark the order paid.
+ * Version:              1.1.0
+ * Requires at least:    6.2
+ * Tested up to:         6.8
+ * Requires PHP:         8.1
+ * Requires Plugins:     woocommerce
  * WC requires at least: 8.0
- * Text Domain: tender-for-woocommerce
- * License: MIT
+ * WC tested up to:      10.0
+ * Author:               Tender
+ * License:              MIT
+ * License URI:          https://opensource.org/licenses/MIT
+ * Text Domain:          tender-for-woocommerce
+ * Domain Path:          /languages
  *
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
-const TENDER_PLUGIN_VERSION = '1.0.0';
+const TENDER_PLUGIN_VERSION = '1.1.0';
 const TENDER_PLUGIN_FILE    = __FILE__;
 
-require_once __DIR__ . '/includes/class-tender-api.php';
-require_once __DIR__ . '/includes/class-tender-settings.php';
-require_once __DIR__ . '/includes/class-tender-connection.php';
-require_once __DIR__ . '/includes/class-tender-receiver.php';
-require_once __DIR__ . '/includes/class-tender-seen-events.php';
-require_once __DIR__ . '/includes/class-tender-order-sync.php';
-require_once __DIR__ . '/includes/class-tender-checkout.php';
-require_once __DIR__ . '/includes/class-tender-refunds.php';
-require_once __DIR__ . '/includes/class-tender-webhook-endpoint.php';
+foreach ( array( 'money', 'api', 'settings', 'connection', 'receiver', 'seen-events', 'order-sync', 'checkout', 'refunds', 'reconciliation', 'install', 'settings-page', 'order-screen', 'webhook-endpoint' ) as $tender_class ) {
+	require_once __DIR__ . "/includes/class-tender-$tender_class.php";
+}
+
+add_action(
+	'init',
+	static function () {
+		load_plugin_textdomain( 'tender-for-woocommerce', false, dirname( plugin_basename( TENDER_PLUGIN_FILE ) ) . '/languages' );
+	}
+);
 
 // HPOS (custom order tables) and Checkout Blocks: the plugin reaches orders only through
 // WooCommerce's order API, and registers a Blocks payment method type.
@@ -46,6 +55,7 @@ add_action(
 		if ( ! class_exists( 'WC_Payment_Gateway' ) ) {
 			return; // WooCommerce is not active: nothing to register.
 		}
+		Tender_Install::maybe_upgrade();
 		require_once __DIR__ . '/includes/class-tender-gateway.php';
 		add_filter(
 			'woocommerce_payment_gateways',
@@ -56,6 +66,8 @@ add_action(
 		);
 		// Tender's deliveries arrive at ?wc-api=tender (the webhook_url sent at connect).
 		add_action( 'woocommerce_api_tender', array( Tender_Webhook_Endpoint::class, 'handle_request' ) );
+		add_action( 'woocommerce_order_actions_end', array( Tender_Order_Screen::class, 'button' ) );
+		add_action( 'admin_post_' . Tender_Order_Screen::ACTION, array( Tender_Order_Screen::class, 'handle' ) );
 	}
 );
 
@@ -75,12 +87,8 @@ add_action(
 	}
 );
 
+add_filter( 'cron_schedules', array( Tender_Reconciliation::class, 'add_schedule' ) ); // phpcs:ignore WordPress.WP.CronInterval -- five minutes, on purpose
 add_action( Tender_Seen_Events::PRUNE_HOOK, array( Tender_Seen_Events::class, 'prune_now' ), 10, 0 );
-register_activation_hook( __FILE__, array( Tender_Seen_Events::class, 'activate' ) );
-register_deactivation_hook(
-	__FILE__,
-	static function () {
-		wp_clear_scheduled_hook( Tender_Seen_Events::PRUNE_HOOK );
-		Tender_Connection::disconnect_on_deactivation();
-	}
-);
+add_action( Tender_Reconciliation::HOOK, array( Tender_Reconciliation::class, 'run_now' ), 10, 0 );
+register_activation_hook( __FILE__, array( Tender_Install::class, 'activate' ) );
+register_deactivation_hook( __FILE__, array( Tender_Install::class, 'deactivate' ) );

@@ -1,15 +1,17 @@
 <?php
 /**
- * Deleting the plugin removes what it stored: credentials (already gone after deactivation),
- * settings and the seen-events table.
+ * Deleting the plugin: disconnect from Tender (its key is revoked, nothing more is sent to this
+ * shop), then remove every option, the plugin's table and its scheduled events (Tender_Install).
+ * WordPress runs this file alone, without the plugin's main file.
  *
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'WP_UNINSTALL_PLUGIN' ) || exit;
 
-global $wpdb;
-foreach ( array( 'woocommerce_tender_settings', 'tender_api_key', 'tender_webhook_secret', 'tender_integration_public_id', 'tender_connection', 'tender_pending_connect', 'tender_refunds_available' ) as $tender_option ) {
-	delete_option( $tender_option );
+foreach ( array( 'money', 'api', 'settings', 'connection', 'receiver', 'seen-events', 'order-sync', 'reconciliation', 'install' ) as $tender_class ) {
+	require_once __DIR__ . "/includes/class-tender-$tender_class.php";
 }
-$wpdb->query( "DROP TABLE IF EXISTS {$wpdb->prefix}tender_seen_events" ); // phpcs:ignore WordPress.DB
+Tender_Install::uninstall();

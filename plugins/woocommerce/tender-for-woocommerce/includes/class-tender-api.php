@@ -6,6 +6,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 /**
@@ -94,14 +96,16 @@ class Tender_Api {
 		$payload = null;
 		if ( null !== $body ) {
 			$headers['Content-Type'] = 'application/json';
-			$payload                 = json_encode( (object) $body, JSON_UNESCAPED_SLASHES );
+			$payload                 = (string) wp_json_encode( (object) $body, JSON_UNESCAPED_SLASHES );
 		}
 		if ( null !== $idempotency_key ) {
 			$headers['Idempotency-Key'] = $idempotency_key;
 		}
 		[ $status, $raw ] = ( $this->transport )( $method, $this->base_url . $path, $headers, $payload );
+		$status           = (int) $status;
 		if ( 0 === $status ) {
-			throw new Tender_Api_Error( 0, '', 'Tender did not answer (' . $raw . ').' );
+			/* translators: %s: why no answer arrived (a timeout, a refused connection). */
+			throw new Tender_Api_Error( 0, '', sprintf( __( 'Tender did not answer (%s).', 'tender-for-woocommerce' ), (string) $raw ) );
 		}
 		$answer = json_decode( (string) $raw, true );
 		$answer = is_array( $answer ) ? $answer : array();
@@ -109,7 +113,9 @@ class Tender_Api {
 			return $answer;
 		}
 		[ $code, $message ] = self::describe_error( $answer );
-		throw new Tender_Api_Error( $status, $code, "Tender answered $status" . ( '' !== $code ? " $code" : '' ) . ( '' !== $message ? ": $message" : '.' ), $answer );
+		/* translators: 1: HTTP status, 2: Tender's error code and message. */
+		$text = sprintf( __( 'Tender answered %1$d%2$s', 'tender-for-woocommerce' ), $status, ( '' !== $code ? " $code" : '' ) . ( '' !== $message ? ": $message" : '.' ) );
+		throw new Tender_Api_Error( $status, $code, $text, $answer );
 	}
 
 	/**

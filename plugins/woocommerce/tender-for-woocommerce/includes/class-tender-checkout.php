@@ -8,6 +8,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 /**
@@ -16,7 +18,7 @@ defined( 'ABSPATH' ) || exit;
  */
 class Tender_Stale_Invoice extends RuntimeException {
 	public function __construct( public readonly array $invoice ) {
-		parent::__construct( sprintf( 'invoice %s is for %s %s', $invoice['id'] ?? '?', $invoice['amount'] ?? '?', $invoice['currency'] ?? '?' ) );
+		parent::__construct( sprintf( 'invoice %s is for %s %s', $invoice['id'] ?? '?', $invoice['amount'] ?? '?', $invoice['currency'] ?? '?' ) ); // no-i18n: never shown (the gateway writes its own note)
 	}
 }
 
@@ -41,21 +43,12 @@ class Tender_Checkout {
 	/** The body of POST /v1/invoices for an order. */
 	public static function invoice_body( $order, string $return_url ): array {
 		return array(
-			'amount'            => self::amount( $order->get_total() ),
+			'amount'            => Tender_Money::amount( $order->get_total(), (string) $order->get_currency() ),
 			'currency'          => strtoupper( (string) $order->get_currency() ),
 			'external_order_id' => (string) $order->get_id(),
 			'return_url'        => $return_url,
 			'metadata'          => array( 'wc_order_key' => (string) $order->get_order_key() ),
 		);
-	}
-
-	/** WooCommerce keeps totals as decimal strings ("25.00"); a float is written without exponent. */
-	public static function amount( $total ): string {
-		$text = is_float( $total ) ? rtrim( rtrim( sprintf( '%.8F', $total ), '0' ), '.' ) : trim( (string) $total );
-		if ( ! preg_match( '/^\d+(\.\d+)?$/', $text ) ) {
-			throw new InvalidArgumentException( "the order total is not an amount: $text" );
-		}
-		return $text;
 	}
 
 	/**
@@ -74,7 +67,8 @@ class Tender_Checkout {
 		$attempt = max( 1, $attempt );
 		try {
 			$invoice = $this->api->create_invoice( self::invoice_body( $order, $return_url ), self::idempotency_key( $order, $attempt ) );
-			$note    = sprintf( 'Tender: invoice %s created for %s %s.', $invoice['id'], $invoice['amount'] ?? '', $invoice['currency'] ?? '' );
+			/* translators: 1: invoice id, 2: amount, 3: currency. */
+			$note = sprintf( __( 'Tender: invoice %1$s created for %2$s %3$s.', 'tender-for-woocommerce' ), (string) $invoice['id'], (string) ( $invoice['amount'] ?? '' ), (string) ( $invoice['currency'] ?? '' ) );
 		} catch ( Tender_Api_Error $error ) {
 			// Tender already has an open or paid invoice for this order (made by an earlier attempt
 			// whose answer we never stored, or under credentials since re-issued): use that one.
@@ -87,10 +81,16 @@ class Tender_Checkout {
 				// Made before the order was edited: never sent to the buyer (it would pay the old total).
 				throw new Tender_Stale_Invoice( $invoice );
 			}
-			$note = sprintf( 'Tender: invoice %s already existed for this order; the buyer is sent to it.', $invoice['id'] );
+			/* translators: %s: invoice id. */
+			$note = sprintf( __( 'Tender: invoice %s already existed for this order; the buyer is sent to it.', 'tender-for-woocommerce' ), (string) $invoice['id'] );
 		}
-		$order->update_meta_data( Tender_Order_Sync::INVOICE_META, $invoice['id'] );
+		$order->update_meta_data( Tender_Order_Sync::INVOICE_META, (string) $invoice['id'] );
 		$order->update_meta_data( self::ATTEMPT_META, (string) $attempt );
+		if ( $invoice['id'] !== $existing ) {
+			// A new invoice: the reconciliation checks it from its first run on.
+			$order->update_meta_data( Tender_Reconciliation::NEXT_META, '0' );
+			$order->update_meta_data( Tender_Reconciliation::TRIES_META, '0' );
+		}
 		$order->update_meta_data( self::CHECKOUT_META, (string) ( $invoice['checkout_url'] ?? '' ) );
 		$order->save();
 		$order->add_order_note( $note );

@@ -5,6 +5,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Connection {
@@ -55,27 +57,31 @@ class Tender_Connection {
 		} elseif ( Tender_Settings::is_connected() ) {
 			[ $key, $body ] = array( Tender_Settings::api_key(), $site_body );   // rotation
 		} else {
-			throw new RuntimeException( 'Paste the bootstrap key your Tender operator gave you, then save.' );
+			throw new RuntimeException( __( 'Paste the bootstrap key your Tender operator gave you, then save.', 'tender-for-woocommerce' ) );
 		}
 		Tender_Settings::remember_pending_connect( $key, $body, $now );
 		try {
 			$answer = ( $this->api_for_key )( $key )->connect( $body );
 		} catch ( Tender_Api_Error $error ) {
 			if ( $error->answer_lost() ) {
-				throw new RuntimeException( $error->getMessage() . ' The connection may or may not have been made: press "Retry connect" within 15 minutes (the same key is accepted once more).', 0, $error );
+				throw new RuntimeException( $error->getMessage() . ' ' . __( 'The connection may or may not have been made: press "Retry connect" within 15 minutes (the same key is accepted once more).', 'tender-for-woocommerce' ), 0, $error );
 			}
 			Tender_Settings::clear_pending_connect();
 			if ( 401 === $error->status && Tender_Settings::is_connected() && hash_equals( Tender_Settings::api_key(), $key ) ) {
 				// The stored key itself is refused (revoked, or spent by a reconnect whose answer was
 				// lost): the connection is gone, and a new bootstrap key is the way back.
 				Tender_Settings::forget_connection();
-				throw new RuntimeException( 'Tender no longer accepts this shop\'s key. Paste a new bootstrap key to connect again.', 0, $error );
+				throw new RuntimeException( self::key_refused(), 0, $error );
 			}
 			throw $error;
 		}
 		Tender_Settings::save_connection( $answer, $now );
 		Tender_Settings::clear_pending_connect();
 		return Tender_Settings::connection();
+	}
+
+	private static function key_refused(): string {
+		return __( 'Tender no longer accepts this shop\'s key. Paste a new bootstrap key to connect again.', 'tender-for-woocommerce' );
 	}
 
 	/**
@@ -87,7 +93,7 @@ class Tender_Connection {
 		} catch ( Tender_Api_Error $error ) {
 			if ( 401 === $error->status ) {
 				Tender_Settings::forget_connection();   // revoked at Tender: nothing here works any more
-				throw new RuntimeException( 'Tender no longer accepts this shop\'s key. Paste a new bootstrap key to connect again.', 0, $error );
+				throw new RuntimeException( self::key_refused(), 0, $error );
 			}
 			throw $error;
 		}
@@ -96,6 +102,8 @@ class Tender_Connection {
 				'status'            => $status['status'] ?? null,
 				'payout_configured' => (bool) ( $status['payout_configured'] ?? false ),
 				'store_name'        => $status['store_name'] ?? ( Tender_Settings::connection()['store_name'] ?? null ),
+				// Absent from older Tenders: then the shop's currency is not checked (null).
+				'supported_currencies' => is_array( $status['supported_currencies'] ?? null ) ? array_values( array_map( 'strval', $status['supported_currencies'] ) ) : null,
 				'checked_at'        => ( $this->clock )(),
 			)
 		);
@@ -118,8 +126,4 @@ class Tender_Connection {
 		Tender_Settings::forget_connection();
 	}
 
-	/** register_deactivation_hook target. */
-	public static function disconnect_on_deactivation(): void {
-		( new self() )->disconnect();
-	}
 }

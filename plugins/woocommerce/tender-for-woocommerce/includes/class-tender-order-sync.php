@@ -1,19 +1,28 @@
 <?php
 /**
- * What a Tender event does to its WooCommerce order. The event only says "look again": the
- * invoice is re-read with the dedicated key and only that answer counts. Orders move forward
- * only, so deliveries that arrive late, out of order or twice change nothing.
+ * The one rule for what a Tender invoice does to its WooCommerce order, whoever asks: a
+ * notification, the WP-Cron reconciliation or the order screen's "Check payment status". Each
+ * only says "look again": the invoice is re-read with the dedicated key and only that answer
+ * counts. Orders move forward only, so answers that arrive late, out of order or twice change
+ * nothing, and an order is completed at most once (a claim in the plugin's table, taken before
+ * payment_complete, that only one request can win).
  *
  * @package Tender
  */
+
+declare(strict_types=1);
 
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Order_Sync {
 	public const INVOICE_META = '_tender_invoice_id';
+	/** Invoice ids whose stray payment (see note_stray_payment) the order's notes already tell. */
+	public const STRAY_META = '_tender_stray_payments';
 
 	/** Order statuses an unpaid order can be in (WooCommerce's own names, without "wc-"). */
 	private const UNPAID = array( 'pending', 'on-hold', 'failed' );
+	/** Invoice statuses after which Tender holds the buyer's money for the order. */
+	private const MONEY_IN = array( 'paid', 'underpaid' );
 
 	/**
 	 * The status map: the invoice's current status and the order's → one action or null.
@@ -53,11 +62,14 @@ class Tender_Order_Sync {
 	private $find_order;
 
 	/**
-	 * @param Tender_Api    $api        With the dedicated key: the invoice is re-read through it.
-	 * @param callable|null $find_order order id → order object or null (wc_get_order).
+	 * @param Tender_Api             $api         With the dedicated key: invoices are re-read through it.
+	 * @param Tender_Seen_Store|null $completions Where "order N was completed" is claimed (the
+	 *                                            plugin's table); one claim per order ever wins.
+	 * @param callable|null          $find_order  order id → order object or null (wc_get_order).
 	 */
-	public function __construct( private Tender_Api $api, ?callable $find_order = null ) {
-		$this->find_order = $find_order ?? static fn ( string $id ) => wc_get_order( (int) $id ) ?: null;
+	public function __construct( private Tender_Api $api, private ?Tender_Seen_Store $completions = null, ?callable $find_order = null ) {
+		$this->completions = $completions ?? new Tender_Seen_Events();
+		$this->find_order  = $find_order ?? static fn ( string $id ) => wc_get_order( (int) $id ) ?: null;
 	}
 
 	/**
@@ -70,56 +82,147 @@ class Tender_Order_Sync {
 		if ( ! is_string( $invoice_id ) || ! preg_match( '/^inv_[A-Za-z0-9]+$/', $invoice_id ) ) {
 			return;   // not about one of our invoices
 		}
+		/* translators: 1: the event's type (invoice.paid), 2: the event's id (evt_…). */
+		$this->sync( $invoice_id, sprintf( __( 'Tender: %1$s (%2$s)', 'tender-for-woocommerce' ), (string) ( $event['type'] ?? 'event' ), (string) $event['id'] ) );
+	}
+
+	/**
+	 * Reconciliation and "Check payment status": the order's own invoice, re-read now. Returns the
+	 * invoice's status ('' when the order has none). Throws when Tender could not be asked.
+	 */
+	public function check_order( $order ): string {
+		$invoice_id = (string) $order->get_meta( self::INVOICE_META );
+		if ( '' === $invoice_id ) {
+			return '';
+		}
+		return $this->sync( $invoice_id, __( 'Tender: payment status check', 'tender-for-woocommerce' ) );
+	}
+
+	/** Re-read one invoice and apply it to its order; the invoice's status ('' when not ours). */
+	private function sync( string $invoice_id, string $cause ): string {
 		try {
 			$invoice = $this->api->get_invoice( $invoice_id );
 		} catch ( Tender_Api_Error $error ) {
 			if ( 404 === $error->status ) {
-				return;   // not this installation's invoice: nothing to do
+				return '';   // not this installation's invoice: nothing to do
 			}
 			throw $error;
 		}
 		$order = ( $this->find_order )( (string) ( $invoice['external_order_id'] ?? '' ) );
-		// Only the order this invoice was made for (its id stored on the order at checkout).
-		if ( null === $order || $order->get_meta( self::INVOICE_META ) !== $invoice['id'] ) {
-			return;
+		if ( null === $order || ! self::made_for( $invoice, $order ) ) {
+			return '';   // another shop's (or a recycled) order id: never touched
 		}
-		$this->apply( $order, $invoice, $event );
+		if ( self::moves_order( $invoice, $order ) ) {
+			$this->apply( $order, $invoice, $cause );
+		} elseif ( in_array( $invoice['status'] ?? '', self::MONEY_IN, true ) ) {
+			self::note_stray_payment( $order, $invoice, $cause );
+		}
+		return (string) ( $invoice['status'] ?? '' );
 	}
 
-	private function apply( $order, array $invoice, array $event ): void {
-		$status = (string) ( $invoice['status'] ?? '' );
-		$action = self::decide( $status, (string) $order->get_status(), (bool) $order->is_paid() );
-		$seen   = sprintf( 'Tender: %s (%s); invoice %s is %s', $event['type'] ?? 'event', $event['id'], $invoice['id'], $status );
-		if ( 'payment_complete' === $action && ! self::covers_order( $invoice, $order ) ) {
-			// Paid, but not what the order costs now (it was edited after this invoice was made).
-			$text = sprintf( '%s: the invoice was for %s %s (paid: %s) and the order\'s total is %s %s, so the order is not marked paid. Ask the buyer for the difference or refund the payment from Tender.', $seen, $invoice['amount'] ?? '?', $invoice['currency'] ?? '?', $invoice['paid_amount'] ?? '?', $order->get_total(), $order->get_currency() );
-			'on-hold' === $order->get_status() ? $order->add_order_note( $text ) : $order->update_status( 'on-hold', $text );
+	/** The invoice was made for this order: the order's key is in its metadata, or it is the order's invoice. */
+	private static function made_for( array $invoice, $order ): bool {
+		$key = $invoice['metadata']['wc_order_key'] ?? null;
+		return is_string( $key ) ? hash_equals( (string) $order->get_order_key(), $key ) : $order->get_meta( self::INVOICE_META ) === ( $invoice['id'] ?? null );
+	}
+
+	/**
+	 * Only the order's current invoice moves it, and only while Tender is its payment method: an
+	 * order the buyer paid with another gateway, or with a newer invoice, is never moved by an
+	 * earlier invoice's expiry, cancellation or late payment.
+	 */
+	private static function moves_order( array $invoice, $order ): bool {
+		$method = (string) $order->get_payment_method();
+		return $order->get_meta( self::INVOICE_META ) === ( $invoice['id'] ?? null ) && ( '' === $method || 'tender' === $method );
+	}
+
+	/**
+	 * Money arrived on an invoice that no longer moves its order (abandoned for another gateway or
+	 * a newer invoice): said once in the order's notes, for the merchant to refund from Tender.
+	 */
+	private static function note_stray_payment( $order, array $invoice, string $cause ): void {
+		$noted = $order->get_meta( self::STRAY_META );
+		$noted = is_array( $noted ) ? $noted : array();
+		if ( in_array( $invoice['id'], $noted, true ) ) {
 			return;
 		}
+		$noted[] = $invoice['id'];
+		$order->update_meta_data( self::STRAY_META, $noted );
+		$order->save();
+		$order->add_order_note(
+			sprintf(
+				/* translators: 1: what prompted the check, 2: invoice id, 3: amount paid, 4: currency, 5: the order's payment method. */
+				__( '%1$s: money arrived on invoice %2$s (%3$s %4$s), which this order no longer uses (it is paid or payable with %5$s). The order is unchanged; refund that payment to the buyer from Tender.', 'tender-for-woocommerce' ),
+				$cause,
+				(string) $invoice['id'],
+				(string) ( $invoice['paid_amount'] ?? $invoice['amount'] ?? '?' ),
+				(string) ( $invoice['currency'] ?? '' ),
+				'' !== (string) $order->get_payment_method() ? (string) $order->get_payment_method() : __( 'another invoice', 'tender-for-woocommerce' )
+			)
+		);
+	}
+
+	private function apply( $order, array $invoice, string $cause ): void {
+		$status = (string) ( $invoice['status'] ?? '' );
+		$action = self::decide( $status, (string) $order->get_status(), (bool) $order->is_paid() );
+		/* translators: 1: what prompted the check, 2: invoice id, 3: invoice status. */
+		$seen = sprintf( __( '%1$s; invoice %2$s is %3$s', 'tender-for-woocommerce' ), $cause, (string) $invoice['id'], $status );
+		if ( 'payment_complete' === $action && ! self::covers_order( $invoice, $order ) ) {
+			$this->hold_short_payment( $order, $invoice, $seen );
+			return;
+		}
+		if ( 'payment_complete' === $action && ! $this->completions->claim( 'order-complete-' . $order->get_id() ) ) {
+			$action = null;   // completed already by a notification or a check running beside this one
+		}
+		$this->act( $order, $invoice, (string) $action, $seen );
+	}
+
+	private function act( $order, array $invoice, string $action, string $seen ): void {
 		switch ( $action ) {
 			case 'payment_complete':
-				$order->add_order_note( "$seen: payment complete." );
+				/* translators: %s: what happened (the cause and the invoice's status). */
+				$order->add_order_note( sprintf( __( '%s: payment complete.', 'tender-for-woocommerce' ), $seen ) );
 				$order->payment_complete( (string) ( $invoice['transaction_hash'] ?? '' ) );
 				break;
 			case 'deposit_returned':
-				$text = "$seen: the buyer's payment was sent back to them; the order is unpaid and can be paid again.";
+				/* translators: %s: what happened (the cause and the invoice's status). */
+				$text = sprintf( __( '%s: the buyer\'s payment was sent back to them; the order is unpaid and can be paid again.', 'tender-for-woocommerce' ), $seen );
 				'on-hold' === $order->get_status() ? $order->update_status( 'pending', $text ) : $order->add_order_note( $text );
 				break;
 			case 'on_hold':
-				$order->update_status( 'on-hold', "$seen: " . self::underpaid_text( $invoice ) );
+				$order->update_status( 'on-hold', $seen . ': ' . self::underpaid_text( $invoice ) );
 				break;
 			case 'cancel':
-				$order->update_status( 'cancelled', "$seen: order cancelled (unpaid)." );
+				/* translators: %s: what happened (the cause and the invoice's status). */
+				$order->update_status( 'cancelled', sprintf( __( '%s: order cancelled (unpaid).', 'tender-for-woocommerce' ), $seen ) );
 				break;
 			case 'fail':
-				$order->update_status( 'failed', "$seen: the payment failed; any funds go back to the buyer's refund address." );
+				/* translators: %s: what happened (the cause and the invoice's status). */
+				$order->update_status( 'failed', sprintf( __( '%s: the payment failed; any funds go back to the buyer\'s refund address.', 'tender-for-woocommerce' ), $seen ) );
 				break;
 			case 'refund':
-				$order->update_status( 'refunded', "$seen: refunded in full." );
+				/* translators: %s: what happened (the cause and the invoice's status). */
+				$order->update_status( 'refunded', sprintf( __( '%s: refunded in full.', 'tender-for-woocommerce' ), $seen ) );
 				break;
 			default:
-				$order->add_order_note( "$seen: order unchanged ({$order->get_status()})." );
+				/* translators: 1: what happened (the cause and the invoice's status), 2: the order's status. */
+				$order->add_order_note( sprintf( __( '%1$s: order unchanged (%2$s).', 'tender-for-woocommerce' ), $seen, (string) $order->get_status() ) );
 		}
+	}
+
+	/** Paid, but not what the order costs now (it was edited after this invoice was made). */
+	private function hold_short_payment( $order, array $invoice, string $seen ): void {
+		$text = sprintf(
+			/* translators: 1: what happened, 2: invoice amount, 3: invoice currency, 4: amount paid, 5: order total, 6: order currency. */
+			__( '%1$s: the invoice was for %2$s %3$s (paid: %4$s) and the order\'s total is %5$s %6$s, so the order is not marked paid. Ask the buyer for the difference or refund the payment from Tender.', 'tender-for-woocommerce' ),
+			$seen,
+			(string) ( $invoice['amount'] ?? '?' ),
+			(string) ( $invoice['currency'] ?? '?' ),
+			(string) ( $invoice['paid_amount'] ?? '?' ),
+			(string) $order->get_total(),
+			(string) $order->get_currency()
+		);
+		'on-hold' === $order->get_status() ? $order->add_order_note( $text ) : $order->update_status( 'on-hold', $text );
 	}
 
 	/**
@@ -128,14 +231,15 @@ class Tender_Order_Sync {
 	 */
 	public static function is_for_order_total( array $invoice, $order ): bool {
 		return self::same_currency( $invoice, $order )
-			&& 0 === self::compare( (string) ( $invoice['amount'] ?? '' ), Tender_Checkout::amount( $order->get_total() ) );
+			&& 0 === Tender_Money::compare( (string) ( $invoice['amount'] ?? '' ), Tender_Money::amount( $order->get_total(), (string) $order->get_currency() ) );
 	}
 
 	/** Does what the buyer paid on this invoice cover the order's total, in the order's currency? */
 	public static function covers_order( array $invoice, $order ): bool {
 		$paid = $invoice['paid_amount'] ?? null;
 		$paid = is_string( $paid ) && '' !== $paid ? $paid : (string) ( $invoice['amount'] ?? '' );
-		return self::same_currency( $invoice, $order ) && self::compare( $paid, Tender_Checkout::amount( $order->get_total() ) ) >= 0;
+		return self::same_currency( $invoice, $order )
+			&& Tender_Money::compare( $paid, Tender_Money::amount( $order->get_total(), (string) $order->get_currency() ) ) >= 0;
 	}
 
 	private static function same_currency( array $invoice, $order ): bool {
@@ -143,44 +247,18 @@ class Tender_Order_Sync {
 		return '' !== $currency && strtoupper( $currency ) === strtoupper( (string) $order->get_currency() );
 	}
 
-	/** -1, 0 or 1 for decimal strings a and b; anything not a decimal compares as less (-1). */
-	public static function compare( string $a, string $b ): int {
-		try {
-			$difference = self::decimal_difference( $a, $b );
-		} catch ( InvalidArgumentException $not_a_number ) {
-			return -1;
-		}
-		return str_starts_with( $difference, '-' ) ? -1 : ( '' === trim( $difference, '0.' ) ? 0 : 1 );
-	}
-
-	/** "Received 12.50 of 25.00 USD; 12.50 USD is missing. …" */
+	/** "received 12.50 of 25.00 USD; 12.50 USD is missing. …" */
 	public static function underpaid_text( array $invoice ): string {
 		$currency = (string) ( $invoice['currency'] ?? '' );
 		$amount   = (string) ( $invoice['amount'] ?? '0' );
 		$paid     = (string) ( $invoice['paid_amount'] ?? '0' );
-		$missing  = self::decimal_difference( $amount, $paid );
-		return "received $paid of $amount $currency; $missing $currency is missing. The buyer can send the rest before the invoice expires; the order is on hold until then.";
-	}
-
-	/** a - b for decimal strings, exactly (no floats for money). */
-	public static function decimal_difference( string $a, string $b ): string {
-		$scale = max( self::scale_of( $a ), self::scale_of( $b ) );
-		$units = self::to_units( $a, $scale ) - self::to_units( $b, $scale );
-		$sign  = $units < 0 ? '-' : '';
-		$digits = str_pad( (string) abs( $units ), $scale + 1, '0', STR_PAD_LEFT );
-		return $sign . ( 0 === $scale ? $digits : substr( $digits, 0, -$scale ) . '.' . substr( $digits, -$scale ) );
-	}
-
-	private static function scale_of( string $decimal ): int {
-		$dot = strpos( $decimal, '.' );
-		return false === $dot ? 0 : strlen( $decimal ) - $dot - 1;
-	}
-
-	private static function to_units( string $decimal, int $scale ): int {
-		if ( ! preg_match( '/^(-?)(\d+)(?:\.(\d+))?$/', trim( $decimal ), $parts ) ) {
-			throw new InvalidArgumentException( "not a decimal amount: $decimal" );
-		}
-		$units = (int) ( $parts[2] . str_pad( $parts[3] ?? '', $scale, '0' ) );
-		return '-' === $parts[1] ? -$units : $units;
+		return sprintf(
+			/* translators: 1: amount received, 2: invoice amount, 3: currency, 4: amount missing. */
+			__( 'received %1$s of %2$s %3$s; %4$s %3$s is missing. The buyer can send the rest before the invoice expires; the order is on hold until then.', 'tender-for-woocommerce' ),
+			$paid,
+			$amount,
+			$currency,
+			Tender_Money::difference( $amount, $paid )
+		);
 	}
 }

@@ -17,6 +17,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 /** A delivery that must not be acted on; $status is what to answer. */
@@ -51,7 +53,7 @@ class Tender_Receiver {
 		$headers   = array_change_key_case( $headers, CASE_LOWER );
 		$timestamp = (string) ( $headers['x-tender-timestamp'] ?? '' );
 		if ( '' === $timestamp || ! ctype_digit( $timestamp ) ) {
-			throw new Tender_Rejected( 400, 'missing or malformed X-Tender-Timestamp' );
+			throw new Tender_Rejected( 400, 'missing or malformed X-Tender-Timestamp' ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		$expected = self::sign( $secret, $timestamp, $body );
 		$valid    = false;
@@ -63,24 +65,24 @@ class Tender_Receiver {
 			}
 		}
 		if ( ! $valid || '' === $secret ) {
-			throw new Tender_Rejected( 401, 'signature does not match' );
+			throw new Tender_Rejected( 401, 'signature does not match' ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		if ( '' === $integration_id || ! hash_equals( $integration_id, (string) ( $headers['x-tender-integration-id'] ?? '' ) ) ) {
-			throw new Tender_Rejected( 403, "X-Tender-Integration-Id is not this installation's" );
+			throw new Tender_Rejected( 403, "X-Tender-Integration-Id is not this installation's" ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		if ( abs( $now - (int) $timestamp ) > $tolerance ) {
 			// Signed, but old (or from the future): a replay of a captured delivery.
-			throw new Tender_Rejected( 401, "timestamp is more than $tolerance seconds off" );
+			throw new Tender_Rejected( 401, "timestamp is more than $tolerance seconds off" ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		$event = json_decode( $body, true );
 		if ( JSON_ERROR_NONE !== json_last_error() ) {
-			throw new Tender_Rejected( 400, 'body is not JSON' );
+			throw new Tender_Rejected( 400, 'body is not JSON' ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		if ( ! is_array( $event ) || ! is_string( $event['id'] ?? null ) ) {
-			throw new Tender_Rejected( 400, 'body is not a Tender event' );
+			throw new Tender_Rejected( 400, 'body is not a Tender event' ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		if ( ( $headers['x-tender-event-id'] ?? null ) !== $event['id'] ) {
-			throw new Tender_Rejected( 400, "X-Tender-Event-Id does not match the body's id" );
+			throw new Tender_Rejected( 400, "X-Tender-Event-Id does not match the body's id" ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		return $event;
 	}
@@ -109,7 +111,7 @@ class Tender_Receiver {
 		} catch ( Throwable $failure ) {
 			// Not done: forget the claim so Tender's retry runs the action.
 			$this->seen->release( $event['id'] );
-			return array( 500, array( 'error' => 'the action failed; retry' ) );
+			return array( 500, array( 'error' => 'the action failed; retry' ) ); // no-i18n: a protocol answer to Tender, the kit's words
 		}
 		return array( 200, array( 'received' => true ) );
 	}

@@ -6,6 +6,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Refunds {
@@ -56,9 +58,9 @@ class Tender_Refunds {
 	public function refund( $order, string $amount, string $reason, int $refunds_before ): array {
 		$invoice_id = (string) $order->get_meta( Tender_Order_Sync::INVOICE_META );
 		if ( '' === $invoice_id ) {
-			throw new RuntimeException( 'This order was not paid through Tender.' );
+			throw new RuntimeException( __( 'This order was not paid through Tender.', 'tender-for-woocommerce' ) );
 		}
-		$body = array( 'amount' => Tender_Checkout::amount( $amount ) );
+		$body = array( 'amount' => Tender_Money::amount( $amount, (string) $order->get_currency() ) );
 		if ( '' !== trim( $reason ) ) {
 			$body['reason'] = mb_substr( trim( $reason ), 0, 500 );
 		}
@@ -69,14 +71,19 @@ class Tender_Refunds {
 
 	public static function funding_note( array $refund, string $invoice_id ): string {
 		$funding = is_array( $refund['funding'] ?? null ) ? $refund['funding'] : array();
-		$note    = sprintf( 'Tender: refund %s of %s %s for invoice %s is %s.', $refund['id'] ?? '?', $refund['amount'] ?? '', $refund['currency'] ?? '', $invoice_id, $refund['status'] ?? 'created' );
+		/* translators: 1: refund id, 2: amount, 3: currency, 4: invoice id, 5: refund status. */
+		$note = sprintf( __( 'Tender: refund %1$s of %2$s %3$s for invoice %4$s is %5$s.', 'tender-for-woocommerce' ), (string) ( $refund['id'] ?? '?' ), (string) ( $refund['amount'] ?? '' ), (string) ( $refund['currency'] ?? '' ), $invoice_id, (string) ( $refund['status'] ?? 'created' ) );
 		if ( isset( $funding['deposit_address'] ) ) {
-			$note .= sprintf( ' Fund it: send %s %s to %s', $funding['amount'] ?? '', $funding['asset'] ?? '', $funding['deposit_address'] );
-			$note .= isset( $funding['deposit_memo'] ) && '' !== (string) $funding['deposit_memo'] ? sprintf( ' (memo %s)', $funding['deposit_memo'] ) : '';
-			$note .= isset( $funding['expires_at'] ) ? sprintf( ' before %s.', $funding['expires_at'] ) : '.';
+			/* translators: 1: amount, 2: asset, 3: deposit address. */
+			$note .= ' ' . sprintf( __( 'Fund it: send %1$s %2$s to %3$s', 'tender-for-woocommerce' ), (string) ( $funding['amount'] ?? '' ), (string) ( $funding['asset'] ?? '' ), (string) $funding['deposit_address'] );
+			/* translators: %s: the memo the deposit needs. */
+			$note .= isset( $funding['deposit_memo'] ) && '' !== (string) $funding['deposit_memo'] ? ' ' . sprintf( __( '(memo %s)', 'tender-for-woocommerce' ), (string) $funding['deposit_memo'] ) : '';
+			/* translators: %s: the funding deadline. */
+			$note .= isset( $funding['expires_at'] ) ? ' ' . sprintf( __( 'before %s.', 'tender-for-woocommerce' ), (string) $funding['expires_at'] ) : '.';
 		}
 		if ( isset( $refund['funding_url'] ) && is_string( $refund['funding_url'] ) ) {
-			$note .= ' Funding page: ' . $refund['funding_url'];
+			/* translators: %s: the funding page's address. */
+			$note .= ' ' . sprintf( __( 'Funding page: %s', 'tender-for-woocommerce' ), $refund['funding_url'] );
 		}
 		return $note;
 	}

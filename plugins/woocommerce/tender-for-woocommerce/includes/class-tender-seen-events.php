@@ -5,6 +5,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Seen_Events implements Tender_Seen_Store {
@@ -21,12 +23,30 @@ class Tender_Seen_Events implements Tender_Seen_Store {
 		return $wpdb->prefix . 'tender_seen_events';
 	}
 
-	/** register_activation_hook target (and safe to run again). */
+	/**
+	 * The table, created or brought up to date by WordPress's dbDelta (activation and upgrades;
+	 * safe to run again). Besides event ids it holds the "order N was completed" claims.
+	 */
 	public static function create_table(): void {
 		global $wpdb;
+		if ( ! function_exists( 'dbDelta' ) ) {
+			require_once ABSPATH . 'wp-admin/includes/upgrade.php';
+		}
 		$table   = self::table();
 		$charset = $wpdb->get_charset_collate();
-		$wpdb->query( "CREATE TABLE IF NOT EXISTS $table (event_id VARCHAR(64) NOT NULL PRIMARY KEY, seen_at BIGINT NOT NULL) $charset" ); // phpcs:ignore WordPress.DB.PreparedSQL
+		// dbDelta's format: one column a line, two spaces after PRIMARY KEY.
+		dbDelta(
+			"CREATE TABLE $table (
+  event_id varchar(64) NOT NULL,
+  seen_at bigint(20) NOT NULL,
+  PRIMARY KEY  (event_id)
+) $charset;"
+		);
+	}
+
+	public static function drop_table(): void {
+		global $wpdb;
+		$wpdb->query( 'DROP TABLE IF EXISTS ' . self::table() ); // phpcs:ignore WordPress.DB.PreparedSQL,WordPress.DB.DirectDatabaseQuery
 	}
 
 	public function claim( string $event_id ): bool {
@@ -35,7 +55,7 @@ class Tender_Seen_Events implements Tender_Seen_Store {
 		// One row or none: of two concurrent claims of one id, the database lets exactly one in.
 		$inserted = $wpdb->query( $wpdb->prepare( "INSERT IGNORE INTO $table (event_id, seen_at) VALUES (%s, %d)", $event_id, time() ) ); // phpcs:ignore WordPress.DB.PreparedSQL
 		if ( false === $inserted ) {
-			throw new RuntimeException( 'the seen-events table is not writable' );
+			throw new RuntimeException( 'the seen-events table is not writable' ); // no-i18n: never shown (answered as a 500)
 		}
 		return 1 === $inserted;
 	}
@@ -50,14 +70,6 @@ class Tender_Seen_Events implements Tender_Seen_Store {
 		global $wpdb;
 		$table = self::table();
 		return (int) $wpdb->query( $wpdb->prepare( "DELETE FROM $table WHERE seen_at < %d", $now - self::KEEP_SECONDS ) ); // phpcs:ignore WordPress.DB.PreparedSQL
-	}
-
-	/** register_activation_hook: the table, and the daily clean-up. */
-	public static function activate(): void {
-		self::create_table();
-		if ( ! wp_next_scheduled( self::PRUNE_HOOK ) ) {
-			wp_schedule_event( time() + 3600, 'daily', self::PRUNE_HOOK );
-		}
 	}
 
 	public function release( string $event_id ): void {

@@ -7,6 +7,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Settings {
@@ -17,6 +19,10 @@ class Tender_Settings {
 	public const CONNECTION       = 'tender_connection';
 	public const PENDING_CONNECT  = 'tender_pending_connect';
 	public const REFUNDS_PROBE    = 'tender_refunds_available';
+	public const VERSION          = 'tender_plugin_version';
+	public const RECONCILED       = 'tender_reconciled_at';
+	/** Every option the plugin writes: uninstall deletes them all. */
+	public const ALL_OPTIONS = array( self::GATEWAY_SETTINGS, self::API_KEY, self::WEBHOOK_SECRET, self::INTEGRATION_ID, self::CONNECTION, self::PENDING_CONNECT, self::REFUNDS_PROBE, self::VERSION, self::RECONCILED );
 
 	/** Tender's address from the gateway's settings, without a trailing slash. */
 	public static function api_base_url(): string {
@@ -29,16 +35,16 @@ class Tender_Settings {
 	 * http:// for this machine itself, 127.0.0.1 / ::1 / localhost, as in development).
 	 */
 	public static function address_problem( string $url ): ?string {
-		$parts = parse_url( $url );
+		$parts = wp_parse_url( $url );
 		$host  = strtolower( trim( (string) ( $parts['host'] ?? '' ), '[]' ) );
 		if ( false === $parts || '' === $host || isset( $parts['user'] ) || isset( $parts['query'] ) || isset( $parts['fragment'] ) ) {
-			return 'Enter the Tender address as https://host (nothing after the host but an optional path).';
+			return __( 'Enter the Tender address as https://host (nothing after the host but an optional path).', 'tender-for-woocommerce' );
 		}
 		$scheme = strtolower( (string) ( $parts['scheme'] ?? '' ) );
 		if ( 'https' === $scheme || ( 'http' === $scheme && in_array( $host, array( '127.0.0.1', '::1', 'localhost' ), true ) ) ) {
 			return null;
 		}
-		return 'The Tender address must start with https:// (the plugin\'s key is sent to it).';
+		return __( 'The Tender address must start with https:// (the plugin\'s key is sent to it).', 'tender-for-woocommerce' );
 	}
 
 	public static function api_key(): string {
@@ -69,7 +75,8 @@ class Tender_Settings {
 	public static function save_connection( array $answer, int $now ): void {
 		foreach ( array( 'api_key', 'webhook_secret', 'integration_public_id' ) as $field ) {
 			if ( ! is_string( $answer[ $field ] ?? null ) || '' === $answer[ $field ] ) {
-				throw new UnexpectedValueException( "Tender's connect answer has no $field." );
+				/* translators: %s: the missing field's name. */
+				throw new UnexpectedValueException( sprintf( __( 'Tender\'s connect answer has no %s.', 'tender-for-woocommerce' ), $field ) );
 			}
 		}
 		update_option( self::API_KEY, $answer['api_key'], false );
@@ -80,8 +87,20 @@ class Tender_Settings {
 			array_flip( array( 'store_id', 'store_name', 'installation_id', 'site_url', 'webhook_url', 'status', 'payout_configured', 'warning', 'checkout_base_url', 'credentials_rotated' ) )
 		);
 		$summary['connected_at'] = $now;
+		// Same Tender, same currencies: kept until the next status answer says otherwise.
+		$summary['supported_currencies'] = self::connection()['supported_currencies'] ?? null;
 		update_option( self::CONNECTION, $summary, false );
 		delete_option( self::REFUNDS_PROBE );
+	}
+
+	/**
+	 * May Tender be offered for an order in this currency? Tender's status answer lists what it
+	 * prices invoices in; before the first answer that lists them (or from a Tender that does not
+	 * list them), the currency is not checked.
+	 */
+	public static function offers_currency( string $currency ): bool {
+		$supported = self::connection()['supported_currencies'] ?? null;
+		return ! is_array( $supported ) || in_array( strtoupper( $currency ), $supported, true );
 	}
 
 	public static function update_connection( array $changes ): void {

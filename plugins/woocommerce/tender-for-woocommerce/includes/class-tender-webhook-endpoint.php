@@ -5,6 +5,8 @@
  * @package Tender
  */
 
+declare(strict_types=1);
+
 defined( 'ABSPATH' ) || exit;
 
 class Tender_Webhook_Endpoint {
@@ -32,13 +34,13 @@ class Tender_Webhook_Endpoint {
 	/** woocommerce_api_tender: answer and end the request. */
 	public static function handle_request(): void {
 		if ( 'POST' !== ( $_SERVER['REQUEST_METHOD'] ?? '' ) ) {
-			self::answer( 405, array( 'error' => 'POST only' ) );
+			self::answer( 405, array( 'error' => 'POST only' ) ); // no-i18n: a protocol answer to Tender
 		}
 		try {
 			[ $status, $answer ] = self::receiver()->handle( self::request_headers( $_SERVER ), (string) file_get_contents( 'php://input' ) );
 		} catch ( Throwable $failure ) {
 			// The seen-events table itself failed: not handled, so Tender retries.
-			[ $status, $answer ] = array( 500, array( 'error' => 'the action failed; retry' ) );
+			[ $status, $answer ] = array( 500, array( 'error' => 'the action failed; retry' ) ); // no-i18n: a protocol answer to Tender
 		}
 		self::answer( $status, $answer );
 	}

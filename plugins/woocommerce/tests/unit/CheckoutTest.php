@@ -114,10 +114,20 @@ final class CheckoutTest extends TestCase {
 		}
 	}
 
-	public function test_amounts_are_decimal_strings(): void {
-		$this->assertSame( '25.00', Tender_Checkout::amount( '25.00' ) );
-		$this->assertSame( '0.1', Tender_Checkout::amount( 0.1 ) );
+	public function test_amounts_have_their_currencys_decimals(): void {
+		// A yen shop with two price decimals sends "1500"; Tender refuses "1500.00" yen.
+		$this->assertSame( array( '1500', '1.250', '25.50' ), array( Tender_Money::amount( '1500.00', 'JPY' ), Tender_Money::amount( '1.25', 'kwd' ), Tender_Money::amount( '25.5', 'EUR' ) ) );
+		$tender = ( new Scripted_Transport() )->then( 201, array_merge( self::invoice( 'inv_1' ), array( 'amount' => '1500', 'currency' => 'JPY' ) ) );
+		( new Tender_Checkout( $tender->api() ) )->invoice_for( new Fake_Order( 1001, 'pending', '1500.00', 'JPY' ), self::RETURN_URL );
+		$this->assertSame( '1500', json_decode( $tender->requests[0]['body'], true )['amount'] );
 		$this->expectException( InvalidArgumentException::class );
-		Tender_Checkout::amount( '1e3' );
+		Tender_Money::amount( '1500.50', 'JPY' );   // not sendable without changing what is owed
+	}
+
+	public function test_amounts_are_decimal_strings(): void {
+		$this->assertSame( '25.00', Tender_Money::amount( '25.00', 'USD' ) );
+		$this->assertSame( '0.10', Tender_Money::amount( 0.1, 'USD' ) );
+		$this->expectException( InvalidArgumentException::class );
+		Tender_Money::amount( '1e3', 'USD' );
 	}
 }

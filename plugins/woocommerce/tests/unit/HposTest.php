@@ -7,7 +7,7 @@
 use PHPUnit\Framework\TestCase;
 
 final class HposTest extends TestCase {
-	private const POST_STORAGE = array( 'get_post_meta', 'update_post_meta', 'add_post_meta', 'delete_post_meta', 'get_post(', 'wp_update_post', 'wp_insert_post', 'WP_Query', 'get_posts(', '->posts', '->postmeta', 'shop_order' );
+	private const POST_STORAGE = array( 'get_post_meta', 'update_post_meta', 'add_post_meta', 'delete_post_meta', 'get_post(', 'wp_update_post', 'wp_insert_post', 'WP_Query', 'get_posts(', '->posts', '->postmeta', "'shop_order'" );
 
 	public function test_no_order_is_read_or_written_through_posts(): void {
 		$found = array();
@@ -30,6 +30,6 @@ final class HposTest extends TestCase {
 		$main = file_get_contents( TENDER_PLUGIN_DIR . '/tender-for-woocommerce.php' );
 		$this->assertStringContainsString( "declare_compatibility( 'custom_order_tables', TENDER_PLUGIN_FILE, true )", $main );
 		$this->assertStringContainsString( "declare_compatibility( 'cart_checkout_blocks', TENDER_PLUGIN_FILE, true )", $main );
-		$this->assertStringContainsString( 'Requires PHP: 8.1', $main );
+		$this->assertMatchesRegularExpression( '/^ \* Requires PHP: +8\.1$/m', $main );
 	}
 }

@@ -6,6 +6,12 @@
 use PHPUnit\Framework\TestCase;
 
 final class OrderSyncTest extends TestCase {
+	private Memory_Seen_Store $completions;
+
+	protected function setUp(): void {
+		$this->completions = new Memory_Seen_Store();
+	}
+
 	public static function map(): array {
 		return array(
 			'paid completes a pending order'          => array( 'paid', 'pending', null, 'payment_complete' ),
@@ -56,7 +62,7 @@ final class OrderSyncTest extends TestCase {
 	}
 
 	private function sync( Scripted_Transport $tender, ?Fake_Order $order ): Tender_Order_Sync {
-		return new Tender_Order_Sync( $tender->api(), static fn ( string $id ) => '1001' === $id ? $order : null );
+		return new Tender_Order_Sync( $tender->api(), $this->completions, static fn ( string $id ) => '1001' === $id ? $order : null );
 	}
 
 	private static function our_order( string $status = 'pending' ): Fake_Order {
@@ -174,8 +180,8 @@ final class OrderSyncTest extends TestCase {
 	}
 
 	public function test_decimal_difference_is_exact(): void {
-		$this->assertSame( '12.50', Tender_Order_Sync::decimal_difference( '25.00', '12.5' ) );
-		$this->assertSame( '0.00000001', Tender_Order_Sync::decimal_difference( '0.1', '0.09999999' ) );
-		$this->assertSame( '-1', Tender_Order_Sync::decimal_difference( '1', '2' ) );
+		$this->assertSame( '12.50', Tender_Money::difference( '25.00', '12.5' ) );
+		$this->assertSame( '0.00000001', Tender_Money::difference( '0.1', '0.09999999' ) );
+		$this->assertSame( '-1', Tender_Money::difference( '1', '2' ) );
 	}
 }

@@ -42,7 +42,11 @@ final class Fake_Order {
 	public int $saves = 0;
 	public string $transaction_id = '';
 
-	public function __construct( private int $id = 1001, public string $status = 'pending', private string $total = '25.00', private string $currency = 'USD', private string $key = 'wc_order_abc' ) {
+	public function __construct( private int $id = 1001, public string $status = 'pending', private string $total = '25.00', private string $currency = 'USD', private string $key = 'wc_order_abc', public string $payment_method = 'tender' ) {
+	}
+
+	public function get_payment_method( $context = 'view' ) {
+		return $this->payment_method;
 	}
 
 	public function get_id() {

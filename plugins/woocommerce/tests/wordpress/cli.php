@@ -13,6 +13,8 @@
  *   seen-add EVENT_ID SEEN_AT       a row in it, as if seen then
  *   next-scheduled HOOK | do-action HOOK   WP-Cron: when a hook runs next; run it now
  *   plugin-active PLUGIN_FILE
+ *   uninstall PLUGIN_FILE           deactivate, then WordPress's uninstall_plugin (as Delete does)
+ *   tender-leftovers                options, tables and WP-Cron events of the plugin still there
  */
 
 [ , $docroot, $host, $command ] = $argv;
@@ -54,6 +56,23 @@ switch ( $command ) {
 		$error = activate_plugin( $args[0] );
 		$out   = array( 'activated' => ! is_wp_error( $error ), 'error' => is_wp_error( $error ) ? $error->get_error_message() : null );
 		break;
+	case 'uninstall':
+		deactivate_plugins( $args[0] );
+		uninstall_plugin( $args[0] );
+		$out = array( 'uninstalled' => ! is_plugin_active( $args[0] ) );
+		break;
+	case 'tender-leftovers':
+		global $wpdb;
+		$events = array();
+		foreach ( (array) _get_cron_array() as $hooks ) {
+			$events = array_merge( $events, array_filter( array_keys( (array) $hooks ), static fn ( $hook ) => str_starts_with( (string) $hook, 'tender_' ) ) );
+		}
+		$out = array(
+			'options' => $wpdb->get_col( "SELECT option_name FROM {$wpdb->options} WHERE option_name LIKE 'tender\\_%' OR option_name LIKE 'woocommerce\\_tender%'" ), // phpcs:ignore
+			'tables'  => $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'tender' ) . '%' ) ),
+			'events'  => array_values( array_unique( $events ) ),
+		);
+		break;
 	case 'plugin-active':
 		$out = array( 'active' => is_plugin_active( $args[0] ) );
 		break;
@@ -75,7 +94,7 @@ switch ( $command ) {
 			'status'                 => $order->get_status(),
 			'is_paid'                => $order->is_paid(),
 			'transaction_id'         => $order->get_transaction_id(),
-			'notes'                  => array_values( array_filter( (array) ( $meta['_standin_notes'] ?? array() ) ) ),
+			'notes'                  => array_values( get_post_meta( (int) $args[0], '_standin_note', false ) ),
 			'payment_complete_calls' => (int) ( $meta['_standin_payment_complete_calls'] ?? 0 ),
 			'paid_at'                => isset( $meta['_standin_paid_at'] ) ? (float) $meta['_standin_paid_at'] : null,
 			'meta'                   => $meta,

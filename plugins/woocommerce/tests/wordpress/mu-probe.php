@@ -5,8 +5,14 @@
  * test can see what Tender sent (two v1= values after a reconnect) and what the plugin answered.
  * With the option tender_test_block_notifications set, it answers every request there 403 before
  * the plugin sees it, as a firewall or a security plugin in front of a shop does.
- * Also: WordPress sends no mail from a test site.
+ * Also: WordPress sends no mail from a test site; and on Debian's WordPress package (6.1), which is
+ * older than the plugin's declared minimum (6.2, WooCommerce 8's own), the site reports 6.2 so the
+ * plugin activates: the stand-in is not WooCommerce 8, and the real pair runs with WORDPRESS_DIR.
  */
+
+if ( version_compare( $GLOBALS['wp_version'], '6.2', '<' ) ) {
+	$GLOBALS['wp_version'] = '6.2';
+}
 
 function wp_mail() {
 	return true;

@@ -70,6 +70,22 @@ final class WooCommerce {
 	}
 }
 
+/** The shop's currency (WooCommerce > Settings > General). */
+function get_woocommerce_currency() {
+	return apply_filters( 'woocommerce_currency', get_option( 'woocommerce_currency', 'USD' ) );
+}
+
+// WC_Install::create_roles: the administrator manages WooCommerce and its orders.
+register_activation_hook(
+	__FILE__,
+	static function () {
+		$admin = get_role( 'administrator' );
+		foreach ( array( 'manage_woocommerce', 'edit_shop_orders', 'edit_shop_order' ) as $capability ) {
+			$admin->add_cap( $capability );
+		}
+	}
+);
+
 function WC() { // phpcs:ignore WordPress.NamingConventions.ValidFunctionName
 	return WooCommerce::instance();
 }

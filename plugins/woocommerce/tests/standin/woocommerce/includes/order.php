@@ -90,11 +90,9 @@ class WC_Order {
 	 * @return int Comment ID.
 	 */
 	public function add_order_note( $note, $is_customer_note = 0, $added_by_user = false ) {
-		$notes   = (array) get_post_meta( $this->id, '_standin_notes', true );
-		$notes   = array_values( array_filter( $notes ) );
-		$notes[] = (string) $note;
-		update_post_meta( $this->id, '_standin_notes', $notes );
-		return count( $notes );
+		// One row per note (WooCommerce: one comment per note), so notes added by requests running
+		// at once are all kept; a read-modify-write of one list lost one of two.
+		return (int) add_post_meta( $this->id, '_standin_note', (string) $note );
 	}
 
 	public function update_status( $new_status, $note = '', $manual = false ) {
@@ -128,6 +126,18 @@ class WC_Order {
 		return true;
 	}
 
+	public function get_edit_order_url() {
+		return apply_filters( 'woocommerce_get_edit_order_url', admin_url( 'admin.php?page=wc-orders&action=edit&id=' . $this->get_id() ), $this );
+	}
+
+	public function set_payment_method( $payment_method = '' ) {
+		$this->pending_meta['_payment_method'] = is_object( $payment_method ) ? $payment_method->id : (string) $payment_method;
+	}
+
+	public function get_date_modified( $context = 'view' ) {
+		return get_post_modified_time( 'U', true, $this->id );
+	}
+
 	public function get_total_refunded() {
 		return (string) $this->stored( '_standin_total_refunded', '0' );
 	}
@@ -143,6 +153,32 @@ function wc_get_order( $the_order = false ) {
 		return false;
 	}
 	return new WC_Order( $id );
+}
+
+/**
+ * wc_get_orders( $args ): the query arguments the plugin passes (status, payment_method, limit,
+ * orderby modified); date_created is not filtered here (the stand-in's orders are all recent).
+ */
+function wc_get_orders( $args ) {
+	$statuses = (array) ( $args['status'] ?? array() );
+	$posts    = get_posts(
+		array(
+			'post_type'      => 'shop_order',
+			'post_status'    => 'any',
+			'posts_per_page' => -1,
+			'orderby'        => 'modified' === ( $args['orderby'] ?? '' ) ? 'modified' : 'ID',
+			'order'          => $args['order'] ?? 'DESC',
+			'fields'         => 'ids',
+		)
+	);
+	$orders = array();
+	foreach ( $posts as $id ) {
+		$order = new WC_Order( (int) $id );
+		if ( ( ! $statuses || $order->has_status( $statuses ) ) && ( ! isset( $args['payment_method'] ) || $order->get_payment_method() === $args['payment_method'] ) ) {
+			$orders[] = $order;
+		}
+	}
+	return array_slice( $orders, 0, (int) ( $args['limit'] ?? 10 ) );
 }
 
 /**

@@ -55,10 +55,12 @@ function wc_standin_order_screen() {
 		return;
 	}
 	printf( '<div class="wrap"><h1>Order #%d</h1><p>Status: <span id="order-status">%s</span></p><ol id="order-notes">', (int) $order->get_id(), esc_html( $order->get_status() ) );
-	foreach ( array_filter( (array) get_post_meta( $order->get_id(), '_standin_notes', true ) ) as $note ) {
+	foreach ( get_post_meta( $order->get_id(), '_standin_note', false ) as $note ) {
 		printf( '<li>%s</li>', esc_html( $note ) );
 	}
-	echo '</ol>';
+	echo '</ol><ul id="order-actions">';
+	do_action( 'woocommerce_order_actions_end', $order->get_id() );   // WC_Meta_Box_Order_Actions::output
+	echo '</ul>';
 	$gateway = WC()->payment_gateways()->payment_gateways()[ $order->get_payment_method() ] ?? null;
 	if ( $gateway && $gateway->can_refund_order( $order ) ) {
 		printf(
@@ -152,6 +154,10 @@ add_action(
 			status_header( 400 );
 			exit;
 		}
+		if ( 'checkout-block' === $page ) {
+			wc_standin_checkout_block( wc_standin_decimal( wp_unslash( $_GET['total'] ?? '25.00' ) ) );
+			exit;
+		}
 		if ( 'checkout' === $page ) {
 			$total = wc_standin_decimal( wp_unslash( $_GET['total'] ?? '25.00' ) );
 			echo '<!doctype html><html lang="en"><title>Checkout</title><h1>Checkout</h1>';
@@ -175,6 +181,28 @@ add_action(
 		// phpcs:enable
 	}
 );
+
+/**
+ * The Checkout block's page: WordPress's own wp-element (React) and wp-i18n, the stand-in's
+ * registry, every active payment method's scripts and data, then the block that renders them.
+ */
+function wc_standin_checkout_block( string $total ): void {
+	$base = plugins_url( 'assets/', WC_PLUGIN_FILE );
+	wp_register_script( 'wc-blocks-registry', $base . 'blocks-registry.js', array(), WC_VERSION, false );
+	wp_register_script( 'wc-settings', false, array( 'wc-blocks-registry' ), WC_VERSION, false );
+	$registry = \Automattic\WooCommerce\Blocks\Payments\PaymentMethodRegistry::instance();
+	$handles  = array();
+	$settings = array();
+	foreach ( $registry->get_all_active_registered() as $name => $method ) {
+		$handles                    = array_merge( $handles, $method->get_payment_method_script_handles() );
+		$settings[ $name . '_data' ] = $method->get_payment_method_data();
+	}
+	wp_add_inline_script( 'wc-blocks-registry', 'window.wcStandinSettings = ' . wp_json_encode( $settings ) . ';', 'before' );
+	wp_register_script( 'wc-standin-checkout-block', $base . 'checkout-block.js', array_merge( array( 'wp-element', 'wc-blocks-registry' ), $handles ), WC_VERSION, true );
+	printf( '<!doctype html><html lang="en"><title>Checkout</title><h1>Checkout</h1><p id="standin-notice" role="alert"></p><div id="standin-checkout-block" data-total="%s" data-checkout-url="%s"></div>', esc_attr( $total ), esc_url( rest_url( 'wc/store/v1/checkout' ) ) );
+	wp_print_scripts( array( 'wc-standin-checkout-block' ) );
+	echo '</html>';
+}
 
 /** The Store API checkout route of Checkout Blocks, for a registered, active payment method type. */
 add_action(
