@@ -164,17 +164,25 @@ def test_embedded_jobs_run_the_whole_flow(runtime, client, auth, store, monkeypa
 
     fast = dataclasses.replace(runtime, chain_poll_interval_seconds=1, settlement_poll_interval_seconds=1,
                                expiry_sweep_interval_seconds=1)
-    invoice = factories.make_invoice(store)
+    from models.mail import Mail
+
+    def receipt():
+        with db.connection_context():
+            return Mail.get_or_none((Mail.kind == "receipt") & (Mail.recipient == "buyer@example.com"))
+
+    invoice = factories.make_invoice(store, customer_email="buyer@example.com")
     _pay(client, auth, invoice)
     runner = embedded.start(fast, tick_seconds=0.1)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and reload(invoice).settled_at is None:
+        while time.monotonic() < deadline and (reload(invoice).settled_at is None
+                                               or getattr(receipt(), "status", None) != "logged"):
             time.sleep(0.1)
     finally:
         runner.stop()
         jobs.use_runtime(runtime)
     assert reload(invoice).settled_at is not None
+    assert receipt().status == "logged"          # no SMTP_URL: the receipt is in the log, and kept
 
 
 def test_invoices_stuck_lists_late_and_held_settlements(app, store):

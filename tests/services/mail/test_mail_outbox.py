@@ -83,3 +83,14 @@ def test_a_stalling_server_is_cut_at_the_deadline_without_holding_other_mail(app
     assert row.status == "pending" and row.last_answer == "timeout: no complete answer within 3 s"
     # The quick ones were taken while the slow one's exchange was still stalled.
     assert smtp.attempts.index("slow@example.com") >= 0 and smtp.received[0].recipient.startswith("quick")
+
+
+def test_a_mail_the_server_took_before_the_connection_broke_is_resent_with_its_message_id(app, smtp, sending):
+    """The window no client can close: the server has the message, its answer never arrives."""
+    smtp.script.answers["ann@example.com"] = ["accept-then-drop"]
+    queue(to="ann@example.com")
+    assert send(sending).retrying == 1
+    assert send(sending).sent == 1
+    first, again = smtp.to("ann@example.com")
+    assert first.message["Message-ID"] == again.message["Message-ID"] == _row("ann@example.com").message_id
+    assert first.raw == again.raw
