@@ -6,7 +6,7 @@ import os
 from flask import Flask, g, jsonify
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from blueprints import register_blueprints
+from blueprints import dashboard, register_blueprints
 from blueprints.body_deadline import BodyDeadline
 from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["tender.settings"] = settings
     register_error_handlers(app)
     register_blueprints(app)
+    dashboard.init_app(app)         # the merchant dashboard's sessions and CSRF tokens
     register_commands(app)
     _register_request_hooks(app)
     app.wsgi_app = _TrustedProxies(app, app.wsgi_app)

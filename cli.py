@@ -14,7 +14,8 @@ from core.clock import utcnow
 from core.errors import DomainError
 from models.base import db, make_database
 from models.stores import Store
-from services.accounts import api_keys, stores
+from models.people import ROLES
+from services.accounts import api_keys, audit, people, stores
 
 MIGRATIONS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "migrations")
 DEMO_STORE_NAME = "Demo store"
@@ -27,6 +28,7 @@ refunds_cli = AppGroup("refunds", help="Inspect merchant refunds (operators).")
 export_cli = AppGroup("export", help="Export a store's invoices or transactions (docs/exports.md).")
 statement_cli = AppGroup("statement", help="The settlement statement's daily roll-up (docs/exports.md).")
 mail_cli = AppGroup("mail", help="The mail outbox (docs/email.md).")
+users_cli = AppGroup("users", help="People of the merchant dashboard (docs/dashboard.md).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -247,7 +249,36 @@ def mail_outbox(status, limit, show_id, as_json):
     click.echo(f"{len(rows)} mail(s)")
 
 
+@users_cli.command("invite", help="Invite someone to a store's dashboard; prints the single-use link (72 h).")
+@click.option("--store", "store_id", required=True)
+@click.option("--email", required=True)
+@click.option("--role", type=click.Choice(ROLES), default="owner", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def users_invite(store_id, email, role, as_json):
+    now = utcnow()
+    store = stores.get_store(store_id)
+    with db.atomic():
+        token = people.invite(store, email, role, now=now)
+        audit.record(store, None, "member.invite", now=now, target=people.normal_email(email), detail=role)
+    url = f"{current_app.extensions['tender.settings'].public_base_url}/dashboard/invitations/{token}"
+    _emit(as_json, {"invitation_url": url}, f"invitation for {people.normal_email(email)} ({role}), "
+          f"valid 72 hours, usable once:\n{url}")
+
+
+@users_cli.command("reset-link", help="A single-use password-reset link (1 h) for a dashboard user, printed.")
+@click.option("--email", required=True)
+@click.option("--json", "as_json", is_flag=True)
+@_domain_errors
+def users_reset_link(email, as_json):
+    started = people.start_reset(email, now=utcnow())
+    if started is None:
+        raise click.ClickException(f"no dashboard user {email!r} with a password")
+    url = f"{current_app.extensions['tender.settings'].public_base_url}/dashboard/password-reset/{started[1]}"
+    _emit(as_json, {"password_reset_url": url}, f"password reset for {started[0].email}, valid 1 hour, usable once:\n{url}")
+
+
 def register_commands(app) -> None:
-    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, mail_cli,
+    for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, mail_cli, users_cli,
                     demo):
         app.cli.add_command(command)

@@ -9,3 +9,6 @@ def register_blueprints(app):
     for module in (health, invoices, transactions, payment_links, public_payment_links, webhooks, integrations,
                    public, sandbox_payments, operator, docs, pages, exports, reports, refunds, store_settings):
         app.register_blueprint(module.bp)
+    from blueprints import dashboard
+
+    app.register_blueprint(dashboard.bp)

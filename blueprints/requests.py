@@ -150,3 +150,10 @@ def _first_error(messages) -> tuple[str, str]:
     elif text.startswith("Not a valid"):
         text = text.rstrip(".").replace("Not a valid", "must be a valid")
     return field, text
+
+
+def refuse_unstorable_fields(fields) -> None:
+    """A form's fields (the dashboard's pages post forms): the same refusal as a JSON body's text."""
+    for name, value in fields.items(multi=True):
+        _refuse_unstorable(_printable(name), name)
+        _refuse_unstorable(_printable(name), value)

@@ -4,6 +4,7 @@ from models.integrations import Integration
 from models.invoices import Invoice
 from models.mail import Mail, StoreNotifications
 from models.payment_links import IdempotencyKey, PaymentLink
+from models.people import AuditEntry, Invitation, Membership, PasswordReset, User
 from models.polls import PollState
 from models.refunds import Refund
 from models.sandbox import SandboxDeposit
@@ -13,4 +14,4 @@ from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
               WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration, PollState,
-              Refund, Mail, StoreNotifications]
+              Refund, Mail, StoreNotifications, User, Membership, Invitation, PasswordReset, AuditEntry]

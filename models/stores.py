@@ -9,6 +9,7 @@ class Store(BaseModel):
     payout_wallet = pw.CharField(max_length=256, null=True)
     output_asset = pw.CharField(max_length=64, default="usdc.near")
     callback_secret = pw.CharField(max_length=64)   # signs legacy callback_url deliveries
+    require_totp = pw.BooleanField(default=False)   # the dashboard: an owner requires TOTP of everyone
     created_at = pw.DateTimeField()
     updated_at = pw.DateTimeField()
 

@@ -1,0 +1,98 @@
+"""Invoices and refunds in the dashboard: the list (the API's filters and keyset pages), one
+invoice's timeline, cancel and refund: the same service calls as /v1/invoices and /v1/refunds."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from flask import flash, g, redirect, render_template, request, url_for
+
+from blueprints.context import provider, settings
+from blueprints.dashboard import bp, sandbox
+from blueprints.dashboard.session_state import note, requires
+from blueprints.requests import load
+from core import ids
+from core.clock import utcnow
+from infra.pagination import PageRequest
+from models.events import Event
+from models.webhooks import WebhookDelivery
+from schemas.invoices import InvoiceListQuerySchema, InvoiceSchema
+from schemas.refunds import RefundCreateSchema, RefundListQuerySchema, RefundSchema
+from schemas.transactions import TransactionSchema
+from services.engine import invoice_states, invoices, polling, refunds, transactions
+
+# The dashboard acts for the store as a standard key would: no installation's limits apply.
+ACTOR = SimpleNamespace(kind="dashboard", id=None)
+PAGE_SIZE = 25
+INVOICE_FILTERS = ("status", "external_order_id", "payment_link_id", "created_after", "created_before",
+                   "starting_after", "ending_before")
+
+
+def _filled(names) -> dict:
+    """The query's non-empty fields among `names` (an empty form field means "any")."""
+    return {name: request.args[name] for name in names if request.args.get(name, "").strip()}
+
+
+@bp.get("/invoices")
+@requires("read")
+def invoices_page():
+    search = request.args.get("q", "").strip()
+    if ids.is_public_id(search, "inv_"):
+        return redirect(url_for("dashboard.invoice_page", invoice_id=search))
+    query = load(InvoiceListQuerySchema(), {**_filled(INVOICE_FILTERS), "limit": PAGE_SIZE,
+                                           **({"external_order_id": search} if search else {})})
+    page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
+    return render_template("dashboard/invoices.html", invoices=InvoiceSchema(many=True).dump(page.rows),
+                           has_more=page.has_more, filters=query, search=search,
+                           statuses=InvoiceListQuerySchema().fields["status"].validate.choices)
+
+
+@bp.get("/invoices/<invoice_id>")
+@requires("read")
+def invoice_page(invoice_id):
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    events = list(Event.select().where(Event.invoice == invoice.id).order_by(Event.created_at, Event.id))
+    deliveries = list(WebhookDelivery.select().where(WebhookDelivery.event.in_([e.id for e in events]))
+                      .order_by(WebhookDelivery.created_at)) if events else []
+    invoice_refunds = refunds.list_for_store(g.store, ACTOR, {"invoice_id": invoice.public_id},
+                                             PageRequest(limit=100)).rows
+    return render_template(
+        "dashboard/invoice.html", invoice=InvoiceSchema().dump(invoice), events=events,
+        event_types={e.id: e.type for e in events}, deliveries=deliveries,
+        transactions=TransactionSchema(many=True).dump(transactions.list_for_invoice(invoice)),
+        refunds=RefundSchema(many=True).dump(invoice_refunds), sandbox=sandbox(),
+        refundable=refunds.is_refundable_state(invoice) and refunds.refundable_amount(invoice) > 0,
+        can_cancel=invoice_states.can_cancel(invoice))
+
+
+@bp.post("/invoices/<invoice_id>/cancel")
+@requires("operate")
+def cancel_invoice(invoice_id):
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    invoices.cancel(invoice, ACTOR, now=utcnow(), provider=provider(),
+                    timeout_seconds=settings().expiry_provider_timeout_seconds)
+    note("invoice.cancel", target=invoice.public_id)
+    flash("The invoice is cancelled.")
+    return redirect(url_for("dashboard.invoice_page", invoice_id=invoice.public_id))
+
+
+@bp.post("/invoices/<invoice_id>/refunds")
+@requires("operate")
+def refund_invoice(invoice_id):
+    invoice = invoices.get_for_store(g.store, invoice_id)
+    fields = {name: request.form[name] for name in ("amount", "reason", "asset", "refund_to")
+              if request.form.get(name, "").strip()}
+    refund = refunds.create_refund(invoice, ACTOR, load(RefundCreateSchema(), fields), provider(), now=utcnow())
+    polling.request_poll("refunds")
+    note("refund.create", target=refund.public_id, detail=f"{fields.get('amount')} {invoice.currency}")
+    flash("Refund created: send the funds it asks for to start it.")
+    return redirect(url_for("dashboard.refunds_page", invoice_id=invoice.public_id))
+
+
+@bp.get("/refunds")
+@requires("read")
+def refunds_page():
+    query = load(RefundListQuerySchema(), {**_filled(("invoice_id", "status", "starting_after")),
+                                           "limit": PAGE_SIZE})
+    page = refunds.list_for_store(g.store, ACTOR, query, PageRequest.from_query(query))
+    return render_template("dashboard/refunds.html", refunds=RefundSchema(many=True).dump(page.rows),
+                           has_more=page.has_more, filters=query, sandbox=sandbox())

@@ -1,0 +1,115 @@
+"""How people get in: the operator's invitation (`flask users invite`), an owner's invitation link,
+password resets. Every link works once, and not after it expires."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from core.clock import utcnow
+from models.base import db
+from models.people import AuditEntry, Invitation, Membership, User
+from services.accounts import people
+from tests.support.dashboard import PASSWORD, csrf_token, session_cookie, sign_in
+
+
+def _accept(client, path, password=PASSWORD):
+    return client.post(path, data={"password": password, "password_again": password,
+                                   "csrf_token": csrf_token(client, path)})
+
+
+def test_the_operator_invites_the_first_owner_who_gets_in_through_the_link(app, client, store):
+    result = app.test_cli_runner().invoke(args=["users", "invite", "--store", str(store.id), "--email",
+                                                "Owner@Example.com", "--role", "owner", "--json"])
+    assert result.exit_code == 0, result.output
+    url = json.loads(result.output)["invitation_url"]
+    assert url.startswith("http://tender.test/dashboard/invitations/")
+    path = url.removeprefix("http://tender.test")
+    page = client.get(path)
+    assert page.status_code == 200 and "owner@example.com" in page.get_data(as_text=True)
+    answer = _accept(client, path)
+    assert answer.status_code == 302 and client.get("/dashboard/").status_code == 200
+    user = User.get(User.email == "owner@example.com")
+    assert Membership.get(Membership.user == user.id).role == "owner"
+    assert [entry.action for entry in AuditEntry.select().order_by(AuditEntry.id)] == ["member.invite", "member.join"]
+    assert not Invitation.select().where(Invitation.token_digest.contains(path.rsplit("/", 1)[1])).exists()
+
+
+def test_an_invitation_link_works_once(app, client, store):
+    with db.connection_context():
+        token = people.invite(store, "new@example.com", "admin", now=utcnow())
+    path = f"/dashboard/invitations/{token}"
+    assert _accept(client, path).status_code == 302
+    second = app.test_client()
+    assert second.get(path).status_code == 404
+    assert second.post(path, data={"password": "another password!", "password_again": "another password!",
+                                   "csrf_token": csrf_token(second)}).status_code == 404
+    assert not people.verify_password(User.get(User.email == "new@example.com"), "another password!")
+
+
+def test_an_invitation_expires_after_72_hours(client, store):
+    with db.connection_context():
+        token = people.invite(store, "late@example.com", "viewer", now=utcnow() - dt.timedelta(hours=72, seconds=1))
+    path = f"/dashboard/invitations/{token}"
+    assert client.get(path).status_code == 404
+    assert client.post(path, data={"password": PASSWORD, "password_again": PASSWORD,
+                                   "csrf_token": csrf_token(client)}).status_code == 404
+    assert not User.select().where(User.email == "late@example.com").exists()
+
+
+def test_an_existing_user_proves_their_password_to_join_another_store(client, store, other_store):
+    from tests.support.dashboard import make_member
+
+    make_member(store, "both@example.com", "owner")
+    with db.connection_context():
+        token = people.invite(other_store, "both@example.com", "developer", now=utcnow())
+    path = f"/dashboard/invitations/{token}"
+    assert _accept(client, path, "not my password at all").status_code == 400
+    assert _accept(client, path).status_code == 302
+    assert Membership.select().where(Membership.store == other_store.id).count() == 1
+
+
+def test_a_password_reset_link_works_once_for_an_hour_and_ends_other_sessions(app, client, store):
+    from tests.support.dashboard import make_member
+
+    make_member(store, "me@example.com", "owner")
+    elsewhere = app.test_client()
+    sign_in(elsewhere, "me@example.com")
+    with db.connection_context():
+        _user, token = people.start_reset("me@example.com", now=utcnow())
+        _user, stale = people.start_reset("me@example.com", now=utcnow() - dt.timedelta(hours=1, seconds=1))
+    assert client.get(f"/dashboard/password-reset/{stale}").status_code == 404
+    path = f"/dashboard/password-reset/{token}"
+    new = "a much better password"
+    answer = client.post(path, data={"password": new, "password_again": new, "csrf_token": csrf_token(client, path)})
+    assert answer.status_code == 302 and client.get("/dashboard/").status_code == 200
+    assert elsewhere.get("/dashboard/").status_code == 302          # the other session ended
+    assert client.get(path).status_code == 404                      # used
+    assert sign_in(app.test_client(), "me@example.com", new).status_code == 302
+
+
+def test_asking_for_a_reset_says_the_same_for_known_and_unknown_addresses(client, store):
+    from tests.support.dashboard import make_member
+
+    make_member(store, "me@example.com", "owner")
+    answers = [client.post("/dashboard/password-reset", data={"email": email, "csrf_token": csrf_token(client)})
+               .get_data(as_text=True) for email in ("me@example.com", "nobody@example.com")]
+    assert answers[0] == answers[1] and "If that address has an account" in answers[0]
+
+
+def test_passwords_are_argon2id_hashes():
+    from argon2 import PasswordHasher, Type
+
+    hasher = PasswordHasher()
+    assert hasher.type is Type.ID
+    assert people._DUMMY_HASH.startswith("$argon2id$")
+
+
+def test_the_operator_prints_a_reset_link_for_a_user(app, store):
+    from tests.support.dashboard import make_member
+
+    make_member(store, "me@example.com", "owner")
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["users", "reset-link", "--email", "ME@example.com", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["password_reset_url"].startswith("http://tender.test/dashboard/password-reset/")
+    assert runner.invoke(args=["users", "reset-link", "--email", "nobody@example.com"]).exit_code == 1

@@ -1,0 +1,72 @@
+"""Another store's ids are a 404, a role without the right a 403 page, and whatever a merchant typed
+is escaped on every page that shows it."""
+from __future__ import annotations
+
+import pytest
+
+from models.invoices import Invoice
+from tests import factories
+from tests.support.dashboard import make_member, post, sign_in
+
+SCRIPT = '<script>alert("x")</script>'
+
+
+@pytest.fixture
+def signed_in_owner(client, store):
+    make_member(store, "owner@example.com", "owner")
+    sign_in(client, "owner@example.com")
+    return client
+
+
+def test_another_stores_invoice_is_a_404_to_read_and_to_cancel(signed_in_owner, other_store):
+    theirs = factories.make_invoice(other_store)
+    assert signed_in_owner.get(f"/dashboard/invoices/{theirs.public_id}").status_code == 404
+    assert post(signed_in_owner, f"/dashboard/invoices/{theirs.public_id}/cancel").status_code == 404
+    assert Invoice.get_by_id(theirs.id).status == "pending"
+
+
+def test_a_malformed_id_is_a_404_page(signed_in_owner):
+    answer = signed_in_owner.get("/dashboard/invoices/inv_<b>")
+    assert answer.status_code == 404 and "<b>" not in answer.get_data(as_text=True)
+
+
+def test_a_viewer_reads_and_cannot_change(client, store):
+    invoice = factories.make_invoice(store)
+    make_member(store, "viewer@example.com", "viewer")
+    sign_in(client, "viewer@example.com")
+    page = client.get(f"/dashboard/invoices/{invoice.public_id}")
+    assert page.status_code == 200 and "Cancel the invoice" not in page.get_data(as_text=True)
+    for path in (f"/dashboard/invoices/{invoice.public_id}/cancel", f"/dashboard/invoices/{invoice.public_id}/refunds"):
+        refused = post(client, path, {"amount": "1.00"})
+        assert refused.status_code == 403 and "viewer" in refused.get_data(as_text=True)
+    assert Invoice.get_by_id(invoice.id).status == "pending"
+
+
+def test_an_owner_cancels_through_the_same_rule_as_the_api(signed_in_owner, store):
+    invoice = factories.make_invoice(store)
+    answer = post(signed_in_owner, f"/dashboard/invoices/{invoice.public_id}/cancel")
+    assert answer.status_code == 302 and Invoice.get_by_id(invoice.id).status == "cancelled"
+    again = post(signed_in_owner, f"/dashboard/invoices/{invoice.public_id}/cancel")
+    assert again.status_code == 400 and "only open invoices" in again.get_data(as_text=True)
+
+
+def test_a_member_of_two_stores_picks_one_and_cannot_pick_a_stranger(client, store, other_store):
+    make_member(store, "both@example.com", "owner")
+    make_member(other_store, "both@example.com", "viewer")
+    sign_in(client, "both@example.com")
+    assert client.get("/dashboard/").headers["Location"].endswith("/dashboard/stores")
+    stranger = factories.make_store(name="Stranger")
+    post(client, "/dashboard/stores", {"store_id": str(stranger.id)}, form_page="/dashboard/stores")
+    assert client.get("/dashboard/").headers["Location"].endswith("/dashboard/stores")
+    post(client, "/dashboard/stores", {"store_id": str(other_store.id)}, form_page="/dashboard/stores")
+    assert "Other shop" in client.get("/dashboard/").get_data(as_text=True)
+
+
+def test_script_in_every_merchant_typed_field_is_escaped(signed_in_owner, store):
+    invoice = factories.make_invoice(store, external_order_id=SCRIPT, metadata={SCRIPT: SCRIPT})
+    pages = [signed_in_owner.get(f"/dashboard/invoices/{invoice.public_id}"),
+             signed_in_owner.get("/dashboard/invoices"),
+             signed_in_owner.get("/dashboard/invoices", query_string={"q": SCRIPT})]
+    for page in pages:
+        text = page.get_data(as_text=True)
+        assert page.status_code == 200 and SCRIPT not in text and "&lt;script&gt;" in text

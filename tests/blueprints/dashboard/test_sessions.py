@@ -1,0 +1,122 @@
+"""The dashboard's sessions and sign-in guards (docs/dashboard.md#sessions): each test fails when its
+guard is taken away."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from core.clock import utcnow
+from infra import queues
+from tests.support.dashboard import PASSWORD, csrf_token, make_member, post, session_cookie, sign_in
+
+
+@pytest.fixture
+def owner(store):
+    return make_member(store, "owner@example.com", "owner")
+
+
+def test_without_a_session_every_page_goes_to_the_login_page(client):
+    for path in ("/dashboard/", "/dashboard/invoices", "/dashboard/refunds", "/dashboard/stores"):
+        answer = client.get(path)
+        assert answer.status_code == 302 and answer.headers["Location"].endswith("/dashboard/login")
+
+
+def test_a_member_signs_in_and_sees_the_home_page(client, owner, store):
+    answer = sign_in(client, owner.email)
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/dashboard/")
+    home = client.get("/dashboard/")
+    assert home.status_code == 200 and "Test shop" in home.get_data(as_text=True)
+
+
+def test_the_cookie_is_httponly_lax_and_only_for_the_dashboard(client, owner):
+    answer = sign_in(client, owner.email)
+    cookie = answer.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/dashboard" in cookie
+    assert "Secure" not in cookie          # the test base URL is http (Secure is set behind https)
+    assert client.get("/v1/public/assets").headers.get("Set-Cookie") is None
+
+
+def test_the_session_lives_in_redis_with_the_idle_timeout(client, owner):
+    sign_in(client, owner.email)
+    key = "tender:dashboard:session:" + session_cookie(client).value
+    assert 0 < queues.redis().ttl(key) <= 30 * 60
+
+
+def test_a_post_without_the_csrf_token_is_refused(client, owner):
+    sign_in(client, owner.email)
+    answer = client.post("/dashboard/logout")
+    assert answer.status_code == 400 and "did not come from this page" in answer.get_data(as_text=True)
+    assert client.get("/dashboard/").status_code == 200          # still signed in
+
+
+def test_a_login_post_without_the_csrf_token_is_refused(client, owner):
+    answer = client.post("/dashboard/login", data={"email": owner.email, "password": PASSWORD})
+    assert answer.status_code == 400 and client.get("/dashboard/").status_code == 302
+
+
+def test_a_session_id_planted_before_sign_in_is_worth_nothing_after_it(app, client, owner):
+    csrf_token(client)                      # the page gives this browser a session (its CSRF token)
+    planted = session_cookie(client).value
+    sign_in(client, owner.email)
+    assert session_cookie(client).value != planted
+    attacker = app.test_client()
+    attacker.set_cookie("tender_dashboard", planted, path="/dashboard")
+    assert attacker.get("/dashboard/").status_code == 302
+
+
+def test_a_cookie_copied_before_sign_out_is_dead_after_it(app, client, owner):
+    sign_in(client, owner.email)
+    stolen = session_cookie(client).value
+    assert post(client, "/dashboard/logout").status_code == 302
+    thief = app.test_client()
+    thief.set_cookie("tender_dashboard", stolen, path="/dashboard")
+    assert thief.get("/dashboard/").status_code == 302
+
+
+def test_eleven_wrong_passwords_lock_the_account_with_one_generic_error(client, owner):
+    for _ in range(10):
+        wrong = sign_in(client, owner.email, "not the password")
+        assert wrong.status_code == 401
+    answer = sign_in(client, owner.email)             # the right password, the 11th try
+    assert answer.status_code == 429 and client.get("/dashboard/").status_code == 302
+    assert "do not match an account, or there were too many tries" in answer.get_data(as_text=True)
+    unknown = sign_in(client, "nobody@example.com", "whatever")
+    assert "do not match an account, or there were too many tries" in unknown.get_data(as_text=True)
+
+
+def test_the_account_is_locked_from_every_client_address(app, client, owner):
+    for n in range(10):
+        guesser = app.test_client()
+        guesser.post("/dashboard/login", data={"email": owner.email, "password": "x", "csrf_token": csrf_token(guesser)},
+                     environ_base={"REMOTE_ADDR": f"10.0.0.{n}"})
+    other = app.test_client()
+    answer = other.post("/dashboard/login", data={"email": owner.email, "password": PASSWORD,
+                                                  "csrf_token": csrf_token(other)},
+                        environ_base={"REMOTE_ADDR": "10.0.1.1"})
+    assert answer.status_code == 429
+
+
+def test_a_session_ends_after_twelve_hours_however_busy(client, owner, monkeypatch):
+    from blueprints.dashboard import session_state
+
+    sign_in(client, owner.email)
+    later = utcnow() + dt.timedelta(hours=12, minutes=1)
+    monkeypatch.setattr(session_state, "utcnow", lambda: later)
+    assert client.get("/dashboard/").status_code == 302
+
+
+def test_a_password_change_ends_the_other_sessions(app, client, owner):
+    from models.base import db
+    from services.accounts import people
+
+    sign_in(client, owner.email)
+    with db.connection_context():
+        people.set_password(owner, "a brand new password", now=utcnow())
+    assert client.get("/dashboard/").status_code == 302
+
+
+def test_every_page_has_a_strict_content_security_policy(client, owner):
+    sign_in(client, owner.email)
+    policy = client.get("/dashboard/").headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "default-src 'none'" in policy and "unsafe-inline" not in policy
