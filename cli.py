@@ -256,12 +256,12 @@ def mail_outbox(status, limit, show_id, as_json):
 @click.option("--json", "as_json", is_flag=True)
 @_domain_errors
 def users_invite(store_id, email, role, as_json):
-    now = utcnow()
+    now, base_url = utcnow(), current_app.extensions["tender.settings"].public_base_url
     store = stores.get_store(store_id)
     with db.atomic():
-        token = people.invite(store, email, role, now=now)
+        token = people.invite(store, email, role, now=now, base_url=base_url)      # and mailed
         audit.record(store, None, "member.invite", now=now, target=people.normal_email(email), detail=role)
-    url = f"{current_app.extensions['tender.settings'].public_base_url}/dashboard/invitations/{token}"
+    url = people.invitation_url(base_url, token)
     _emit(as_json, {"invitation_url": url}, f"invitation for {people.normal_email(email)} ({role}), "
           f"valid 72 hours, usable once:\n{url}")
 
@@ -271,10 +271,11 @@ def users_invite(store_id, email, role, as_json):
 @click.option("--json", "as_json", is_flag=True)
 @_domain_errors
 def users_reset_link(email, as_json):
-    started = people.start_reset(email, now=utcnow())
+    base_url = current_app.extensions["tender.settings"].public_base_url
+    started = people.start_reset(email, now=utcnow())          # printed for the operator, not mailed
     if started is None:
         raise click.ClickException(f"no dashboard user {email!r} with a password")
-    url = f"{current_app.extensions['tender.settings'].public_base_url}/dashboard/password-reset/{started[1]}"
+    url = people.reset_url(base_url, started[1])
     _emit(as_json, {"password_reset_url": url}, f"password reset for {started[0].email}, valid 1 hour, usable once:\n{url}")
 
 

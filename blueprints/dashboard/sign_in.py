@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import g, redirect, render_template, request, session, url_for
 
+from blueprints.context import settings
 from blueprints.dashboard import bp
 from blueprints.dashboard.session_state import (client_address, confirm_now, safe_next, sign_in, sign_out)
 from core.clock import utcnow
@@ -73,7 +74,7 @@ def password_reset():
     if request.method == "GET":
         return render_template("dashboard/password_reset.html")
     # The same answer whether or not the address has an account: the page tells no one who uses Tender.
-    people.start_reset(request.form.get("email", ""), now=utcnow())
+    people.start_reset(request.form.get("email", ""), now=utcnow(), base_url=settings().public_base_url)
     return render_template("dashboard/password_reset.html", sent=True)
 
 

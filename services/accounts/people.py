@@ -13,10 +13,12 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from core import ids
+from core.clock import isoformat
 from core.errors import BadRequest
 from models.base import db
 from models.people import ROLES, Invitation, Membership, PasswordReset, User
 from models.stores import Store
+from services.mail import mail_outbox
 
 INVITATION_LIFETIME = dt.timedelta(hours=72)
 RESET_LIFETIME = dt.timedelta(hours=1)
@@ -136,15 +138,31 @@ def remove_member(store: Store, user_id, *, now: dt.datetime) -> User:
 
 # --- invitations -----------------------------------------------------------------------------
 
-def invite(store: Store, email: str, role: str, *, now: dt.datetime, invited_by: User | None = None) -> str:
-    """An invitation; returns its token (shown once, in the link)."""
+def invite(store: Store, email: str, role: str, *, now: dt.datetime, invited_by: User | None = None,
+           base_url: str | None = None) -> str:
+    """An invitation; returns its token (shown once, in the link). Given `base_url`, the link is
+    also mailed, in the same transaction (the mail outbox)."""
     if role not in ROLES:
         raise BadRequest("validation_error", f"role: one of {', '.join(ROLES)}", param="role")
     token = secrets.token_urlsafe(32)
-    Invitation.create(id=ids.new_uuid(), store=store.id, email=normal_email(email), role=role,
-                      token_digest=_digest(token), invited_by=invited_by.id if invited_by else None,
-                      expires_at=now + INVITATION_LIFETIME, created_at=now)
+    with db.atomic():
+        invitation = Invitation.create(
+            id=ids.new_uuid(), store=store.id, email=normal_email(email), role=role, token_digest=_digest(token),
+            invited_by=invited_by.id if invited_by else None, expires_at=now + INVITATION_LIFETIME, created_at=now)
+        if base_url:
+            mail_outbox.queue_mail("invitation", invitation.email, {
+                "store_name": store.name, "role": role, "url": invitation_url(base_url, token),
+                "expires_at": isoformat(invitation.expires_at)}, dedupe_key=f"invitation:{invitation.id}",
+                now=now, store_id=store.id)
     return token
+
+
+def invitation_url(base_url: str, token: str) -> str:
+    return f"{base_url}/dashboard/invitations/{token}"
+
+
+def reset_url(base_url: str, token: str) -> str:
+    return f"{base_url}/dashboard/password-reset/{token}"
 
 
 def open_invitation(token: str, *, now: dt.datetime) -> Invitation:
@@ -181,14 +199,20 @@ def accept_invitation(token: str, *, password: str, now: dt.datetime) -> tuple[U
 
 # --- password resets -------------------------------------------------------------------------
 
-def start_reset(email: str, *, now: dt.datetime) -> tuple[User, str] | None:
-    """A reset link's token for a known user; None otherwise (the page answers the same either way)."""
+def start_reset(email: str, *, now: dt.datetime, base_url: str | None = None) -> tuple[User, str] | None:
+    """A reset link's token for a known user, mailed to them given `base_url`; None for an unknown
+    address (the page answers the same either way)."""
     user = find_by_email(email)
     if user is None or not user.password_hash:
         return None
     token = secrets.token_urlsafe(32)
-    PasswordReset.create(id=ids.new_uuid(), user=user.id, token_digest=_digest(token),
-                         expires_at=now + RESET_LIFETIME, created_at=now)
+    with db.atomic():
+        reset = PasswordReset.create(id=ids.new_uuid(), user=user.id, token_digest=_digest(token),
+                                     expires_at=now + RESET_LIFETIME, created_at=now)
+        if base_url:
+            mail_outbox.queue_mail("password_reset", user.email, {"store_name": "Tender",
+                "url": reset_url(base_url, token), "expires_at": isoformat(reset.expires_at)},
+                dedupe_key=f"password_reset:{reset.id}", now=now)
     return user, token
 
 

@@ -113,3 +113,20 @@ def test_the_operator_prints_a_reset_link_for_a_user(app, store):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["password_reset_url"].startswith("http://tender.test/dashboard/password-reset/")
     assert runner.invoke(args=["users", "reset-link", "--email", "nobody@example.com"]).exit_code == 1
+
+
+def test_the_invitation_and_the_reset_link_are_mailed(app, client, store):
+    from models.mail import Mail
+    from tests.support.dashboard import make_member
+
+    result = app.test_cli_runner().invoke(args=["users", "invite", "--store", str(store.id), "--email",
+                                                "owner@example.com", "--json"])
+    url = json.loads(result.output)["invitation_url"]
+    invitation = Mail.get(Mail.kind == "invitation")
+    assert invitation.recipient == "owner@example.com" and url in invitation.text_body
+    make_member(store, "me@example.com", "owner")
+    client.post("/dashboard/password-reset", data={"email": "me@example.com", "csrf_token": csrf_token(client)})
+    client.post("/dashboard/password-reset", data={"email": "nobody@example.com", "csrf_token": csrf_token(client)})
+    reset = Mail.get(Mail.kind == "password_reset")
+    assert reset.recipient == "me@example.com" and "/dashboard/password-reset/" in reset.text_body
+    assert Mail.select().count() == 2
