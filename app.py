@@ -11,6 +11,7 @@ from blueprints.body_deadline import BodyDeadline
 from blueprints.errors import register_error_handlers
 from blueprints.rate_limits import limit_public_request, stamp_headers
 from blueprints.request_log import log_request, start_timer
+from blueprints.request_framing import MAX_BODY_BYTES
 from blueprints.requests import refuse_unstorable_request_text
 from blueprints.security_headers import security_headers_for
 from bootstrap import init_runtime
@@ -19,7 +20,6 @@ from config import Settings, load_settings
 from core import ids
 from models.base import db
 
-MAX_BODY_BYTES = 64 * 1024
 
 
 class _JsonFlask(Flask):

@@ -6,10 +6,10 @@ bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
 # processes than cores, or 8 threads in one, lowered throughput and lengthened the p99 tail.
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("WEB_THREADS", "4"))
-# gunicorn's threaded worker, reading each request's headers in its event loop with a deadline
-# before a thread takes the request (blueprints/header_deadline.py), and whose own refusals (414,
-# 400, 431: requests that never reach the app) are JSON like every other error (blueprints/server_errors.py).
-worker_class = "blueprints.header_deadline.HeadersFirstWorker"
+# gunicorn's threaded worker, reading each request (headers, and a body up to 64 KiB) in its event
+# loop with deadlines before a thread takes it (blueprints/request_reading.py), and whose own refusals
+# (414, 400, 431: requests that never reach the app) are JSON like every other error (blueprints/server_errors.py).
+worker_class = "blueprints.request_reading.ReadWholeRequestsWorker"
 timeout = 30
 graceful_timeout = 25      # SIGTERM: finish in-flight requests before exiting
 keepalive = 5

@@ -1,7 +1,7 @@
 """How many requests each client still has arriving in this web process, under one bound.
 
 A request is arriving while its headers are not all in (the worker reads them:
-blueprints/header_deadline.py) and again while the app waits for its body (blueprints/body_deadline.py).
+blueprints/request_reading.py) and again while the app waits for its body (blueprints/body_deadline.py).
 Each costs the server something for as long as the client cares to make it last (a socket, a
 buffer; a thread while a body arrives), so one client (core/client_addresses.py: an IPv4 address,
 an IPv6 /64) may have at most ARRIVING_REQUESTS_PER_CLIENT of them at once, and the next is refused

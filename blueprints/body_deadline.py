@@ -1,5 +1,9 @@
 """A request's body must have arrived within REQUEST_BODY_TIMEOUT_SECONDS of its start.
 
+Under gunicorn, Tender's worker class reads bodies up to 64 KiB before a thread takes the request
+(blueprints/request_reading.py); what remains for this watchdog is a body over that (which the app
+refuses 413 after discarding up to 1 MiB of it) and any server that hands over requests unread.
+
 gunicorn gives a request to one of its few threads once the headers are in, and the thread then
 waits for the body for as long as the client keeps the connection open. A client that announces a
 body and never sends it, or sends it a byte at a time, would hold that thread; a handful of them
