@@ -10,7 +10,7 @@ worker died before recording it): a receiving system drops it by its `Message-ID
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 import datetime as dt
 from dataclasses import dataclass
 import logging
@@ -82,20 +82,24 @@ class Counts:
     failed: int = 0
 
 
-def send_due(sending: Sending, *, max_seconds: float = 20.0, batch: int = 20, clock=None) -> Counts:
+def send_due(sending: Sending, *, max_seconds: float = 20.0, clock=None) -> Counts:
     """Claim and send due mail, `SENDING_THREADS` at a time, until none is due or `max_seconds`
-    have passed (a run then ends within one exchange's deadline of that)."""
+    have passed (a run then ends within one exchange's deadline of that). A claim takes no more
+    than the threads send at once, so every mail it holds is sent within one deadline, well inside
+    the lease (more than twice the deadline): no second worker can take a mail still being sent."""
     clock = clock or utcnow
     counts, began = Counts(), time.monotonic()
     with ThreadPoolExecutor(SENDING_THREADS, thread_name_prefix="mail") as pool:
         while time.monotonic() - began < max_seconds:
-            token, rows = _claim(sending, now=clock(), limit=batch)
+            token, rows = _claim(sending, now=clock(), limit=SENDING_THREADS)
             if not rows:
                 break
-            answers = list(pool.map(lambda row: _attempt(sending, row), rows))
-            for row, answer in zip(rows, answers):
-                _record(sending, row, token, answer, now=clock(), counts=counts)
-            if len(rows) < batch:
+            # Each answer is recorded as it comes: a quick mail's is not kept waiting on a slow one's
+            # deadline, which would widen the window where a dead worker's sent mail goes out again.
+            attempts = {pool.submit(_attempt, sending, row): row for row in rows}
+            for done in as_completed(attempts):
+                _record(sending, attempts[done], token, done.result(), now=clock(), counts=counts)
+            if len(rows) < SENDING_THREADS:
                 break
     return counts
 
@@ -110,8 +114,6 @@ def _attempt(sending: Sending, row: Mail) -> smtp_sending.Answer:
     """One exchange for `row` (a sending thread: no database here)."""
     if row.attempts > len(sending.retry_schedule) + 1:      # its senders kept dying: stop sending it
         return smtp_sending.Answer("failed", "gave up: every worker sending it stopped before recording an answer")
-    message = compose.message(sender=_sender["address"], recipient=row.recipient, subject=row.subject,
-                              text=row.text_body, html=row.html_body, message_id=row.message_id, date=row.created_at)
     if sending.smtp is None:
         log.info("mail %s to %s (no SMTP_URL: kept in the outbox, `flask mail outbox` lists it)", row.public_id,
                  row.recipient, extra={"fields": {"mail": row.public_id, "kind": row.kind, "to": row.recipient,
@@ -119,6 +121,9 @@ def _attempt(sending: Sending, row: Mail) -> smtp_sending.Answer:
                                                   "text": row.text_body}})
         return smtp_sending.Answer("logged", "written to the log (no SMTP_URL)")
     try:
+        message = compose.message(sender=_sender["address"], recipient=row.recipient, subject=row.subject,
+                                  text=row.text_body, html=row.html_body, message_id=row.message_id,
+                                  date=row.created_at)
         return smtp_sending.send(sending.smtp, message.as_bytes(), sender=_envelope_sender(), recipient=row.recipient,
                                  timeout=sending.timeout_seconds, tls_context=sending.tls_context)
     except Exception as error:      # a bug of ours or of a library: still this attempt's answer

@@ -60,6 +60,23 @@ class Server:
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
         return requests.request(method, self.base_url + path, headers=self.auth, timeout=10, **kwargs)
 
+    def one(self, statement: str, params: tuple):
+        """The first column of the first row a query of the server's own database answers."""
+        if self.database_url.startswith("sqlite"):
+            import sqlite3
+
+            with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as conn:
+                return conn.execute(statement, params).fetchone()[0]
+        import psycopg2
+
+        conn = psycopg2.connect(self.database_url)
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(statement.replace("?", "%s"), params)
+                return cursor.fetchone()[0]
+        finally:
+            conn.close()
+
     def sql(self, statement: str, params: tuple) -> None:
         """Time travel on the server's own rows (an expiry in the past), in its own database."""
         if self.database_url.startswith("sqlite"):
