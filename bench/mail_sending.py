@@ -17,8 +17,8 @@ import ssl
 import tempfile
 import time
 
-CONTEXT = dict(store_name="Bench shop", amount="25.00", currency="USD", asset="usdc.base", transaction_hash="0x1",
-               invoice_id="inv_" + "0" * 32, paid_at="2026-01-01T00:00:00Z")
+CONTEXT = {"store_name": "Bench shop", "amount": "25.00", "currency": "USD", "asset": "usdc.base",
+           "transaction_hash": "0x1", "invoice_id": "inv_" + "0" * 32, "paid_at": "2026-01-01T00:00:00Z"}
 
 
 def main() -> None:
