@@ -115,13 +115,14 @@ def invoice_written(before: Invoice | None, after: Invoice) -> None:
 
 
 @_exact
-def transaction_recorded(transaction: Transaction, invoice: Invoice) -> None:
+def transaction_recorded(transaction: Transaction, invoice: Invoice, *, refund_amount=None) -> None:
     """`transaction` was inserted in this transaction; `invoice` is its invoice as the database
-    holds it now (its currency, and the difference a settlement adds)."""
+    holds it now (its currency, and the difference a settlement adds); `refund_amount`: the amount
+    of the merchant refund it delivered, when the caller has it in hand (else it is read)."""
     if transaction.type not in COUNTED_TYPES:
         return
-    refunded = None
-    if transaction.type == "refund" and transaction.refund_id is not None:
+    refunded = refund_amount
+    if refunded is None and transaction.type == "refund" and transaction.refund_id is not None:
         refunded = Refund.select(Refund.amount).where(Refund.id == transaction.refund_id).scalar()
         refunded = None if refunded is None else Refund.amount.python_value(refunded)
     additions = _Additions()

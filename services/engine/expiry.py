@@ -14,7 +14,7 @@ import time
 from models.invoices import Invoice
 from providers import base
 from providers.base import ProviderError
-from services.engine import invoice_states, payments
+from services.engine import deposits, invoice_states, payments
 
 log = logging.getLogger("tender.expiry")
 PROVIDER_FAILURES_TO_PAUSE = 3   # in a row: the provider is down; stop asking it in this sweep
@@ -62,7 +62,7 @@ class _Sweep:
                 self.postponed += 1
                 return 0
             try:
-                status = payments.ask_deposit_status(self.provider, invoice, timeout_seconds=self.timeout_seconds)
+                status = deposits.ask_deposit_status(self.provider, invoice, timeout_seconds=self.timeout_seconds)
             except ProviderError as error:
                 self.failures_in_a_row += 1
                 self.postponed += 1

@@ -15,6 +15,7 @@ from models.base import db
 from models.invoices import Invoice
 from services import payment_links, settlement_days
 from services.engine import events
+from services.engine.answers import Decisions, Outdated  # noqa: F401  (Outdated: what a lost write raises)
 
 log = logging.getLogger("tender.payments")
 OPEN = ("pending", "quoted", "awaiting_payment")
@@ -120,11 +121,7 @@ def allows(trigger: str, row: Invoice) -> bool:
     return row.status in MOVES[trigger][0] and (trigger not in GUARDS or GUARDS[trigger][1](row))
 
 
-class Outdated(Exception):
-    """The invoice changed between the read an Answer was built on and its write: nothing was written."""
-
-
-class Answer:
+class Answer(Decisions):
     """Everything one provider answer changes on an invoice, written as one compare-and-set.
 
     Built on the invoice as the poller read it. `set`, `move` and `hold` decide on `row`, the
@@ -138,18 +135,10 @@ class Answer:
     COMPARED = ("status", "swap_status", "provider_status", "provider_ref", "review_reason")
 
     def __init__(self, invoice: Invoice, *, now: dt.datetime):
-        self.read, self.now = invoice, now
-        self.row = Invoice(**invoice.__data__)
-        self.changes: dict = {}
+        super().__init__(invoice, now=now)
         self._events: list = []         # (event type, the invoice as that move left it, previous status)
         self._moves: list = []
         self._held: list = []
-
-    def set(self, **changes) -> None:
-        for name, value in changes.items():
-            if getattr(self.row, name) != value:
-                self.changes[name] = value
-                setattr(self.row, name, value)
 
     def move(self, trigger: str, **changes) -> bool:
         """Apply `trigger` to `row` if it allows it; False when it does not (nothing changes)."""
@@ -176,18 +165,11 @@ class Answer:
         """The invoice after the answer: one UPDATE … RETURNING, or no write when nothing changed."""
         if not self.changes:
             return self.read
-        unchanged = [getattr(Invoice, name).is_null() if getattr(self.read, name) is None
-                     else getattr(Invoice, name) == getattr(self.read, name) for name in self.COMPARED]
+        unchanged = self.as_read(self.COMPARED)
         unchanged.append(Invoice.deposit_seen_at.is_null(self.read.deposit_seen_at is None))
         # The statement's roll-up moves these from their values as read: they must still be those.
         summed = [name for name in settlement_days.SUMMED_FIELDS if name in self.changes]
-        unchanged += [getattr(Invoice, name).is_null() if getattr(self.read, name) is None
-                      else getattr(Invoice, name) == getattr(self.read, name) for name in summed]
-        written = list(Invoice.update(**self.changes).where(Invoice.id == self.read.id, *unchanged)
-                       .returning(Invoice).execute())
-        if not written:
-            raise Outdated(self.read.public_id)
-        invoice = written[0]
+        invoice = self.compare_and_set(unchanged + self.as_read(summed))
         if summed:
             settlement_days.invoice_written(self.read, invoice)
         recorded = [events.record(event_type, snapshot, now=self.now, previous_status=previous)

@@ -13,7 +13,7 @@ from models.invoices import Invoice
 from models.stores import ApiKey, Store
 from providers.base import PENDING_DEPOSIT, ProviderError
 from services import integrations
-from services.engine import invoice_states, payments
+from services.engine import deposits, invoice_states, payments
 from services.webhooks import outbox
 from services.webhooks.webhook_urls import check_target_url
 
@@ -159,7 +159,7 @@ def cancel(invoice: Invoice, key: ApiKey, *, now: dt.datetime, provider=None, ti
 
 def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_seconds: int) -> None:
     try:
-        status = payments.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
+        status = deposits.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
     except ProviderError as error:
         raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no deposit was "
                           f"made ({error}); retry the cancel shortly.") from None

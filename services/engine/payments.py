@@ -12,31 +12,23 @@ USD stablecoin output is taken at par), rounded to its minor units; transactions
 from __future__ import annotations
 
 import datetime as dt
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as AnswerTimeout
 from decimal import ROUND_HALF_UP, Decimal
 import logging
-import os
 
-import peewee as pw
-
-from core import ids, money
+from core import money
 from core.networks import network_of
-from infra import locks
-from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
 from models.transactions import Transaction
 from providers import base
-from providers.base import DepositStatus, ProviderUnavailable
-from services.engine import invoice_states, transactions
-from services.engine.quotes import deposit_status
+from providers.base import DepositStatus
+from services.engine import invoice_states
+from services.engine.answers import apply_until_current
+from services.engine.deposits import DEPOSIT_SEEN
+from services.engine.transactions import record_movement
 
 log = logging.getLogger("tender.payments")
-DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
-                base.REFUNDED, base.FAILED)
 REVIEW_AFTER_DEADLINE = dt.timedelta(hours=1)
-APPLY_ATTEMPTS = 3     # reads and re-applies of one answer when a concurrent writer keeps winning
 # Kept as they are when a refund comes: the refund transaction is their record (docs/payment-engine.md).
 # A refund of a deposit that reached an invoice closed unpaid keeps its status: the refund is the record.
 REFUND_MOVE_WHEN_CLOSED = {"expired": "late_refund", "cancelled": "crossed_refund"}
@@ -83,98 +75,89 @@ def committed_amount_out(invoice: Invoice) -> Decimal:
     return invoice.amount
 
 
-_askers: dict = {}
-
-
-def ask_deposit_status(provider, invoice: Invoice, *, timeout_seconds: float) -> DepositStatus:
-    """The provider's status of the invoice's deposit, waited for at most `timeout_seconds`
-    (then ProviderUnavailable): a stalled provider cannot hold a request or a sweep, whatever the
-    adapter's own timeouts. The call runs on a small per-process pool and may finish unseen."""
-    pool = _askers.get(os.getpid())
-    if pool is None:                      # one pool per process, made after any fork
-        pool = _askers[os.getpid()] = ThreadPoolExecutor(max_workers=4, thread_name_prefix="provider-ask")
-
-    def ask():
-        with db.connection_context():     # the sandbox reads its chain from the database
-            return deposit_status(provider, invoice)
-
-    try:
-        return pool.submit(ask).result(timeout=timeout_seconds)
-    except AnswerTimeout:
-        raise ProviderUnavailable(f"no answer within {timeout_seconds} s") from None
-
-
 def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
     """Apply one provider status to the invoice as read; returns the invoice as it is afterwards.
 
     One database transaction: the transactions the answer records, then one compare-and-set of
     the invoice with its events (invoice_states.Answer). When another writer moved the invoice
     since it was read, the answer is applied again to the invoice as it is now."""
-    for _ in range(APPLY_ATTEMPTS):
-        try:
-            # It reads (the transactions recorded so far) before it writes: on SQLite the write lock
-            # is taken first, so a concurrent writer waits instead of failing the late upgrade.
-            with locks.write_transaction():
-                return _apply(invoice, status, now=now)
-        except invoice_states.Outdated:
-            invoice = Invoice.get_by_id(invoice.id)
-    # Moved under us every time: the next poll asks again, and the answer is idempotent.
-    log.warning("invoice %s kept changing while a provider answer was applied", invoice.public_id)
-    return invoice
+    return apply_until_current(lambda current: _apply(current, status, now=now), invoice, log=log, what="invoice")
+
+
+class _Reading:
+    """One provider answer being applied to an invoice, with the buyer's deposit as Tender recorded
+    it: read once, when first needed (the hash the move names, the row the origin promotes)."""
+
+    def __init__(self, invoice: Invoice, status: DepositStatus, now: dt.datetime):
+        self.invoice, self.status, self.now = invoice, status, now
+        self._origin: list = []
+
+    def recorded_origin(self) -> Transaction | None:
+        """The first `payment_origin` transaction of the invoice (seen at KNOWN_DEPOSIT_TX), or None."""
+        if not self._origin:
+            self._origin.append(Transaction.select()
+                                .where((Transaction.invoice == self.invoice.id) & (Transaction.type == "payment_origin"))
+                                .order_by(Transaction.created_at, Transaction.id).first())
+        return self._origin[0]
+
+    def deposit_hash(self) -> str | None:
+        """The buyer's deposit: the first origin-chain hash Tender recorded for the invoice; later
+        hashes are refunds or further deposits (docs/payment-engine.md)."""
+        recorded = self.recorded_origin()
+        if recorded is not None:
+            return recorded.transaction_hash
+        if self.status.deposit_tx_hash or not self.status.origin_tx_hashes:
+            return self.status.deposit_tx_hash
+        return self.status.origin_tx_hashes[0]    # first sight already lists several: the best we have
+
+    def record_origin(self, current: Invoice) -> None:
+        status = self.status
+        if not status.origin_tx_hashes or status.amount_in is None:
+            return
+        confirmed = status.status != base.KNOWN_DEPOSIT_TX
+        recorded = record_movement(
+            current, "payment_origin", self.deposit_hash(), now=self.now, known=self.recorded_origin(),
+            network=network_of(current.origin_asset or ""), token=current.origin_asset or "", amount=status.amount_in,
+            from_wallet=current.refund_to, to_wallet=current.deposit_address,
+            status="confirmed" if confirmed else "pending")
+        self._origin[:] = [recorded]
 
 
 def _apply(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
     answer = invoice_states.Answer(invoice, now=now)
-    reason = base.untrusted_reason(status)
-    if reason is not None:
-        answer.hold(reason, detail=f"provider answered {status!r}")
+    if not answer.learn(status):
         return answer.write()
-    answer.set(provider_status=status.status)
-    if status.correlation_id and invoice.provider_ref is None:
-        answer.set(provider_ref=status.correlation_id)
+    reading = _Reading(invoice, status, now)
     if status.status in DEPOSIT_SEEN:
         # From now on the invoice neither expires nor can be cancelled: the buyer's money is in flight.
         if invoice.deposit_seen_at is None:
             answer.set(deposit_seen_at=now, updated_at=now)
-        _record_origin(answer.row, status, now=now)
+        reading.record_origin(answer.row)
     handler = _HANDLERS.get(status.status)
     if handler is not None:
-        handler(answer, status, now)
+        handler(answer, reading)
     return answer.write()
 
 
-def deposit_hash(invoice: Invoice, status: DepositStatus) -> str | None:
-    """The buyer's deposit: the first origin-chain hash Tender recorded for the invoice (seen at
-    KNOWN_DEPOSIT_TX); later hashes are refunds or further deposits (docs/payment-engine.md)."""
-    recorded = (Transaction.select(Transaction.transaction_hash)
-                .where((Transaction.invoice == invoice.id) & (Transaction.type == "payment_origin"))
-                .order_by(Transaction.created_at, Transaction.id).first())
-    if recorded is not None:
-        return recorded.transaction_hash
-    if status.deposit_tx_hash or not status.origin_tx_hashes:
-        return status.deposit_tx_hash
-    return status.origin_tx_hashes[0]    # first sight already lists several: the best we have
-
-
-def _confirm_paid(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+def _confirm_paid(answer: invoice_states.Answer, reading: _Reading) -> None:
     current = answer.row
     if not invoice_states.allows("deposit_confirmed", current):
         return
-    paid_amount = deposit_value(current, status)
+    paid_amount = deposit_value(current, reading.status)
     if paid_amount is None:
         answer.hold("missing_amount", "no USD value and no committed quote to value the deposit")
         return
-    answer.move("deposit_confirmed", paid_at=now, paid_amount=paid_amount, swap_status="processing",
-                transaction_hash=deposit_hash(current, status))
+    answer.move("deposit_confirmed", paid_at=reading.now, paid_amount=paid_amount, swap_status="processing",
+                transaction_hash=reading.deposit_hash())
 
 
-def _on_success(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
-    _confirm_paid(answer, status, now)          # SUCCESS seen first: paid, then settled
-    current = answer.row
+def _on_success(answer: invoice_states.Answer, reading: _Reading) -> None:
+    _confirm_paid(answer, reading)              # SUCCESS seen first: paid, then settled
+    current, status, now = answer.row, reading.status, reading.now
     if current.status != "paid" or current.swap_status != "processing":
         return
     if refunded_excess(status):
-        _record_refund(current, status, now=now, suffix="excess")
+        _record_refund(current, reading, suffix="excess")
         answer.set(paid_amount=deposit_value(current, status))
     payout_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
     covered = status.amount_out is not None and status.amount_out >= committed_amount_out(current)
@@ -192,17 +175,17 @@ def _on_success(answer: invoice_states.Answer, status: DepositStatus, now: dt.da
                 swap_status=None, settled_at=now, review_reason=None)
 
 
-def _on_incomplete(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
-    answer.move("underpaid", paid_amount=deposit_value(answer.row, status))
+def _on_incomplete(answer: invoice_states.Answer, reading: _Reading) -> None:
+    answer.move("underpaid", paid_amount=deposit_value(answer.row, reading.status))
 
 
-def _on_refunded(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+def _on_refunded(answer: invoice_states.Answer, reading: _Reading) -> None:
     current = answer.row
     refundable = current.status in invoice_states.WATCHED or (
         current.status == "paid" and current.swap_status == "processing")
     if not refundable:
         return
-    recorded = _record_refund(current, status, now=now)
+    recorded = _record_refund(current, reading)
     if current.status in REFUND_MOVE_WHEN_CLOSED:
         if recorded:                              # once: a repeated poll touches nothing
             answer.move(REFUND_MOVE_WHEN_CLOSED[current.status])
@@ -210,7 +193,7 @@ def _on_refunded(answer: invoice_states.Answer, status: DepositStatus, now: dt.d
     answer.move("refund", swap_status=None)
 
 
-def _on_failed(answer: invoice_states.Answer, status: DepositStatus, now: dt.datetime) -> None:
+def _on_failed(answer: invoice_states.Answer, reading: _Reading) -> None:
     answer.move("fail", swap_status=None)
 
 
@@ -223,9 +206,9 @@ _HANDLERS = {
 }
 
 
-def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime, suffix: str = "") -> bool:
+def _record_refund(invoice: Invoice, reading: _Reading, *, suffix: str = "") -> bool:
     """Record what the provider sent back to the buyer; True when it was not recorded before."""
-    deposit = deposit_hash(invoice, status)
+    status, deposit = reading.status, reading.deposit_hash()
     listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != deposit)
     if listed:
         refund_hash = listed[0]
@@ -236,44 +219,10 @@ def _record_refund(invoice: Invoice, status: DepositStatus, *, now: dt.datetime,
            & (Transaction.transaction_hash == refund_hash))
     if Transaction.select().where(key).exists():
         return False
-    record_movement(invoice, "refund", refund_hash, now=now, network=network_of(invoice.origin_asset or ""),
+    record_movement(invoice, "refund", refund_hash, now=reading.now, network=network_of(invoice.origin_asset or ""),
                     token=invoice.origin_asset or "", amount=amount or Decimal(0), from_wallet=invoice.deposit_address,
-                    to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed))
+                    to_wallet=invoice.refund_to, status="confirmed", verified=bool(listed), known=None)
     return True
-
-
-def _record_origin(current: Invoice, status: DepositStatus, *, now: dt.datetime) -> None:
-    if not status.origin_tx_hashes or status.amount_in is None:
-        return
-    confirmed = status.status != base.KNOWN_DEPOSIT_TX
-    record_movement(current, "payment_origin", deposit_hash(current, status), now=now,
-                    network=network_of(current.origin_asset or ""), token=current.origin_asset or "",
-                    amount=status.amount_in, from_wallet=current.refund_to, to_wallet=current.deposit_address,
-                    status="confirmed" if confirmed else "pending")
-
-
-def record_movement(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.datetime, status: str,
-                    verified: bool | None = None, **fields) -> Transaction:
-    """Insert the movement once; a later poll may only promote it from pending to confirmed."""
-    key = ((Transaction.invoice == invoice.id) & (Transaction.type == type_)
-           & (Transaction.transaction_hash == transaction_hash))
-    confirmed = status == "confirmed"
-    verified = confirmed if verified is None else verified
-    existing = Transaction.get_or_none(key)
-    if existing is None:
-        try:
-            with db.atomic():
-                return transactions.insert(
-                    invoice, id=ids.new_uuid(), public_id=ids.new_public_id("txn_"), store=invoice.store_id,
-                    type=type_, transaction_hash=transaction_hash, status=status,
-                    verified=verified, confirmed_at=now if confirmed else None, created_at=now,
-                    updated_at=now, **fields)
-        except pw.IntegrityError:
-            existing = Transaction.get(key)       # a concurrent poll recorded it first
-    if confirmed and existing.status == "pending":
-        Transaction.update(status="confirmed", verified=verified, confirmed_at=now, updated_at=now).where(
-            key & (Transaction.status == "pending")).execute()
-    return Transaction.get(key)
 
 
 def stuck(*, now: dt.datetime) -> list[Invoice]:

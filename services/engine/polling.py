@@ -25,7 +25,7 @@ from models.polls import PollState
 from models.refunds import Refund
 from providers import base
 from providers.base import DepositStatus, ProviderError, ProviderRejected
-from services.engine import invoice_states, payments, poll_state, quotes, refund_states, refunds
+from services.engine import deposits, invoice_states, payments, poll_state, refund_answers, refund_states
 from services.engine.poll_state import WATCH_AFTER_DEADLINE
 
 log = logging.getLogger("tender.polling")
@@ -146,7 +146,7 @@ class Watched:
 
 def _watched(phase: str) -> Watched:
     if phase == "refunds":
-        return Watched(PollState, lambda now: due(phase, now), _claimed_refunds, refunds.apply_funding_status,
+        return Watched(PollState, lambda now: due(phase, now), _claimed_refunds, refund_answers.apply_funding_status,
                        refund_next_poll_at, poll_state.reschedule, poll_state.reschedule_unchanged)
     return Watched(PollState, lambda now: due(phase, now), _claimed, payments.apply_deposit_status, next_poll_at,
                    poll_state.reschedule, poll_state.reschedule_unchanged)
@@ -201,7 +201,7 @@ def _learns_nothing(row, answer) -> bool:
 
 def _answer(provider, row) -> DepositStatus | ProviderError:
     try:
-        return quotes.deposit_status(provider, row)
+        return deposits.deposit_status(provider, row)
     except ProviderError as error:
         return error
 
@@ -214,7 +214,7 @@ def _answers(provider, rows: list) -> list:
     if read_many is None or not rows:
         return [None] * len(rows)
     try:
-        return read_many([quotes.deposit_query(row) for row in rows])
+        return read_many([deposits.deposit_query(row) for row in rows])
     except ProviderError as error:            # the whole read failed: every row's answer
         return [error] * len(rows)
 

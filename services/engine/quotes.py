@@ -13,7 +13,7 @@ from core.errors import BadRequest, Conflict, Unavailable
 from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
-from providers.base import Asset, DepositQuery, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
+from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
 from services.engine import invoice_states, poll_state
 
 log = logging.getLogger("tender.quotes")
@@ -78,21 +78,6 @@ def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
             "deposit_memo": quote.deposit_memo, "amount_due": quote.amount_in, "quoted_at": now,
             "provider_ref": quote.correlation_id,
             "origin_decimals": quote.origin_decimals, "destination_decimals": quote.destination_decimals}
-
-
-def deposit_status(provider, invoice: Invoice):
-    """Ask the provider about the invoice's deposit, with the decimals recorded at quote time
-    (passed only when recorded: the sandbox quotes without them)."""
-    query = deposit_query(invoice)
-    if query.decimals is None:
-        return provider.deposit_status(query.address, query.memo)
-    return provider.deposit_status(query.address, query.memo, decimals=query.decimals)
-
-
-def deposit_query(invoice: Invoice) -> DepositQuery:
-    """What the provider is asked about an invoice's (or a refund's) deposit."""
-    recorded = (invoice.origin_decimals, invoice.destination_decimals)
-    return DepositQuery(invoice.deposit_address, invoice.deposit_memo, None if None in recorded else recorded)
 
 
 DEFAULT_MIN_REMAINING_SECONDS = 120

@@ -17,8 +17,6 @@ import datetime as dt
 from decimal import Decimal
 import logging
 
-import peewee as pw
-
 from core import ids, money, networks
 from core.networks import network_of
 from core.errors import BadRequest, Conflict, Forbidden, NotFound, Unavailable, validation_error
@@ -30,9 +28,9 @@ from models.invoices import Invoice
 from models.refunds import Refund
 from models.stores import ApiKey, Store
 from providers import base
-from providers.base import DepositStatus, ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
+from providers.base import ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
 from services import integrations
-from services.engine import invoice_states, payments, poll_state, refund_states
+from services.engine import deposits, poll_state, refund_answers, refund_states
 
 log = logging.getLogger("tender.refunds")
 # How long the merchant has to send the funding: the deposit address's deadline.
@@ -84,6 +82,12 @@ def _over_refundable(invoice: Invoice) -> BadRequest:
 
 # --- create --------------------------------------------------------------------------------
 
+def funding_amount(invoice: Invoice, amount: Decimal) -> Decimal:
+    """What the merchant sends, in the store's payout asset, to refund `amount` of the invoice's
+    currency: taken at par (a USD stablecoin for a USD invoice). The one place it is computed."""
+    return amount
+
+
 def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: dt.datetime) -> Refund:
     """Quote the reverse swap and persist an `awaiting_funds` refund with its `refund.created` event."""
     ensure_key_may_refund(key, invoice)
@@ -102,7 +106,8 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
     asset, refund_to = _destination(invoice, provider, data)
     deadline = now + FUNDING_WINDOW
     quote = _ask(provider, ReverseQuoteRequest(
-        origin_asset=invoice.output_asset, destination_asset=asset, amount_in=amount, recipient=refund_to,
+        origin_asset=invoice.output_asset, destination_asset=asset, amount_in=funding_amount(invoice, amount),
+        recipient=refund_to,
         refund_to=store.payout_wallet, deadline=deadline, reference=invoice.public_id))
     with db.atomic():
         current = lock_row(Invoice, invoice.id)
@@ -204,12 +209,12 @@ def cancel(refund: Refund, key: ApiKey, provider, *, now: dt.datetime, timeout_s
     ensure_key_may_refund(key, refund.invoice)
     if refund.status == "awaiting_funds" and refund.deposit_seen_at is None:
         try:
-            status = payments.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
+            status = deposits.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
         except ProviderError as error:
             raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no funding was "
                               f"sent ({error}); retry the cancel shortly.") from None
         if status.status != base.PENDING_DEPOSIT:
-            apply_funding_status(refund, status, now=now)
+            refund_answers.apply_funding_status(refund, status, now=now)
             raise Conflict("refund_not_cancellable", f"Refund {refund.public_id} has funding the provider "
                            "already knows; it can no longer be cancelled.")
     moved = refund_states.move(refund.id, "cancel", now=now)
@@ -217,132 +222,6 @@ def cancel(refund: Refund, key: ApiKey, provider, *, now: dt.datetime, timeout_s
         raise BadRequest("refund_not_cancellable", f"Refund {refund.public_id} is {refund.status}; only a refund "
                          "awaiting funds, with no funding seen, can be cancelled.")
     return moved
-
-
-# --- what the provider says ----------------------------------------------------------------
-
-def apply_funding_status(refund: Refund, status: DepositStatus, *, now: dt.datetime) -> Refund:
-    """Apply one provider status to the refund; returns it as it is afterwards. Idempotent, as
-    payments.apply_deposit_status is: moves are compare-and-set, the transaction unique per hash."""
-    reason = base.untrusted_reason(status)
-    if reason is not None:
-        _hold(refund, reason, detail=f"provider answered {status!r}")
-        return Refund.get_by_id(refund.id)
-    with db.atomic():
-        learned = Refund.provider_status.is_null() | (Refund.provider_status != status.status)
-        Refund.update(provider_status=status.status,
-                      provider_ref=pw.fn.COALESCE(Refund.provider_ref, status.correlation_id)).where(
-            (Refund.id == refund.id) & learned).execute()
-        current = Refund.get_by_id(refund.id)
-        if status.status in payments.DEPOSIT_SEEN:
-            current = _note_funding(current, status, now=now)
-        handler = _HANDLERS.get(status.status)
-        return handler(current, status, now) if handler is not None else current
-
-
-def _note_funding(current: Refund, status: DepositStatus, *, now: dt.datetime) -> Refund:
-    """Record what reached the address (short, exact or too large: the provider's figure), and move
-    an unfunded refund to processing. Writes nothing when nothing is new."""
-    changes = {}
-    if current.deposit_seen_at is None:
-        changes["deposit_seen_at"] = now
-    if status.amount_in is not None and status.amount_in != current.funded_amount:
-        changes["funded_amount"] = status.amount_in
-    funding_hash = status.deposit_tx_hash or (status.origin_tx_hashes[0] if status.origin_tx_hashes else None)
-    if current.funding_tx_hash is None and funding_hash:
-        changes["funding_tx_hash"] = funding_hash
-    if changes:
-        Refund.update(updated_at=now, **changes).where(Refund.id == current.id).execute()
-    moved = refund_states.move(current.id, "funding_seen", now=now)
-    return moved if moved is not None else Refund.get_by_id(current.id)
-
-
-def _returned(current: Refund, status: DepositStatus) -> dict:
-    """What the provider sent back to the payout wallet (the whole funding, or an excess), if anything."""
-    returned = status.refunded_amount if status.refunded_amount else None
-    if status.status == base.REFUNDED and returned is None:
-        returned = status.amount_in
-    if returned is None:
-        return {}
-    listed = status.refund_tx_hashes or tuple(tx for tx in status.origin_tx_hashes if tx != current.funding_tx_hash)
-    return {"returned_amount": returned, "return_tx_hash": listed[0] if listed else None}
-
-
-def _on_success(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
-    """Delivered: the refund succeeds whatever its state (the books count what reached the buyer).
-    Delivered after its amount was freed (its funding window closed), another
-    refund may have taken that amount: held for an operator to look at."""
-    delivered_hash = status.destination_tx_hashes[0] if status.destination_tx_hashes else None
-    if current.status not in refund_states.MOVES["succeed"][0]:
-        return current
-    if status.amount_out is None or delivered_hash is None:
-        return _held(current, "no_payout_hash", f"delivered={status.amount_out}")
-    freed = current.funding_closed_at is not None
-    moved = refund_states.move(current.id, "succeed", now=now, delivered_amount=status.amount_out,
-                               transaction_hash=delivered_hash, completed_at=now,
-                               review_reason="delivered_after_close" if freed else None,
-                               **_returned(current, status))
-    if moved is None:
-        return Refund.get_by_id(current.id)
-    if freed:
-        log.warning("refund held for review: refund=%s reason=delivered_after_close %s refund delivered %s",
-                    moved.public_id, current.status, status.amount_out)
-    _record_delivery(moved, delivered_hash, status.amount_out, now=now)
-    _count_refunded(moved, now=now)
-    return moved
-
-
-def _on_returned(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
-    """REFUNDED: the provider sent the funding back to the payout wallet (a failed refund swap,
-    funding that stayed short past its deadline, or funding that came after it)."""
-    returned = _returned(current, status)
-    if current.status in ("awaiting_funds", "processing"):
-        moved = refund_states.move(current.id, "fail", now=now, failure_reason="funding_returned",
-                                   completed_at=now, **returned)
-        return moved if moved is not None else Refund.get_by_id(current.id)
-    if returned and current.returned_amount is None:
-        Refund.update(updated_at=now, **returned).where(Refund.id == current.id).execute()
-    return Refund.get_by_id(current.id)
-
-
-def _on_failed(current: Refund, status: DepositStatus, now: dt.datetime) -> Refund:
-    moved = refund_states.move(current.id, "fail", now=now, failure_reason="provider_failed", completed_at=now)
-    return moved if moved is not None else current
-
-
-_HANDLERS = {base.SUCCESS: _on_success, base.REFUNDED: _on_returned, base.FAILED: _on_failed}
-
-
-def _record_delivery(refund: Refund, delivered_hash: str, amount: Decimal, *, now: dt.datetime) -> None:
-    """The `refund` transaction: money returned to the buyer, on the invoice, linked to the refund."""
-    invoice = Invoice.get_by_id(refund.invoice_id)
-    payments.record_movement(invoice, "refund", delivered_hash, now=now, network=network_of(refund.asset),
-                             token=refund.asset, amount=amount, from_wallet=None, to_wallet=refund.refund_to,
-                             status="confirmed", refund=refund.id)
-
-
-def _count_refunded(refund: Refund, *, now: dt.datetime) -> None:
-    """Add a succeeded refund to its invoice's `refunded_amount`; refunded in full, the invoice moves
-    to `refunded` (`invoice.refunded`). In the refund's transaction, under the invoice's row lock."""
-    invoice = lock_row(Invoice, refund.invoice_id)
-    total = (invoice.refunded_amount or Decimal(0)) + refund.amount
-    if invoice.received_amount is not None and total >= invoice.received_amount:
-        if invoice_states.move(invoice.id, "refund_in_full", now=now, refunded_amount=total) is not None:
-            return
-    Invoice.update(refunded_amount=total, updated_at=now).where(Invoice.id == invoice.id).execute()
-
-
-def _hold(refund: Refund, reason: str, *, detail: str = "") -> bool:
-    held = Refund.update(review_reason=reason).where(
-        (Refund.id == refund.id) & (Refund.review_reason.is_null() | (Refund.review_reason != reason))).execute() == 1
-    if held:
-        log.warning("refund held for review: refund=%s reason=%s %s", refund.public_id, reason, detail)
-    return held
-
-
-def _held(current: Refund, reason: str, detail: str) -> Refund:
-    _hold(current, reason, detail=detail)
-    return Refund.get_by_id(current.id)
 
 
 # --- expiry --------------------------------------------------------------------------------
@@ -358,12 +237,12 @@ def expire_due(provider, *, now: dt.datetime, timeout_seconds: float = 3, batch_
     due = list(Refund.select().where(unfunded & window_open).order_by(Refund.expires_at, Refund.id).limit(batch_size))
     for refund in due:
         try:
-            status = payments.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
+            status = deposits.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
         except ProviderError as error:
             log.warning("expiry of %s postponed, provider unavailable: %s", refund.public_id, error)
             break                                  # the next sweep asks again
         if status.status != base.PENDING_DEPOSIT:
-            apply_funding_status(refund, status, now=now)
+            refund_answers.apply_funding_status(refund, status, now=now)
             continue
         closed += _close_funding_window(refund, now=now)
     return closed

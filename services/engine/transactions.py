@@ -1,11 +1,15 @@
 """Transactions: the one way a row is inserted, and the queries (docs/api.md#transactions)."""
 from __future__ import annotations
 
+import datetime as dt
+
+from core import ids
 from core.errors import NotFound
 from infra import lookups
 from infra.pagination import Page, PageRequest, paginate
 import peewee as pw
 
+from models.base import db
 from models.invoices import Invoice
 from models.payment_links import PaymentLink
 from models.refunds import Refund
@@ -14,13 +18,42 @@ from models.transactions import Transaction
 from services import settlement_days
 
 
-def insert(invoice: Invoice, **fields) -> Transaction:
+def insert(invoice: Invoice, *, refund_amount=None, **fields) -> Transaction:
     """Insert a transaction of `invoice` (as the database holds it now) and, in the same database
     transaction, add it to the settlement statement's roll-up: every transaction row is written
-    here (tests/test_architecture.py), so none is left out of the statement."""
+    here (tests/test_architecture.py), so none is left out of the statement. `refund_amount`: the
+    merchant refund's amount, for the delivery of one (the roll-up counts it)."""
     transaction = Transaction.create(invoice=invoice.id, **fields)
-    settlement_days.transaction_recorded(transaction, invoice)
+    settlement_days.transaction_recorded(transaction, invoice, refund_amount=refund_amount)
     return transaction
+
+
+_UNREAD = object()
+
+
+def record_movement(invoice: Invoice, type_: str, transaction_hash: str, *, now: dt.datetime, status: str,
+                    verified: bool | None = None, known=_UNREAD, refund_amount=None, **fields) -> Transaction:
+    """Insert the movement once; a later poll may only promote it from pending to confirmed.
+    `known`: the movement as the caller already read it (None: not recorded yet), to save a read."""
+    key = ((Transaction.invoice == invoice.id) & (Transaction.type == type_)
+           & (Transaction.transaction_hash == transaction_hash))
+    confirmed = status == "confirmed"
+    verified = confirmed if verified is None else verified
+    existing = Transaction.get_or_none(key) if known is _UNREAD else known
+    if existing is None:
+        try:
+            with db.atomic():
+                return insert(invoice, refund_amount=refund_amount, id=ids.new_uuid(),
+                              public_id=ids.new_public_id("txn_"), store=invoice.store_id, type=type_,
+                              transaction_hash=transaction_hash, status=status, verified=verified,
+                              confirmed_at=now if confirmed else None, created_at=now, updated_at=now, **fields)
+        except pw.IntegrityError:
+            existing = Transaction.get(key)       # a concurrent poll recorded it first
+    if confirmed and existing.status == "pending":
+        Transaction.update(status="confirmed", verified=verified, confirmed_at=now, updated_at=now).where(
+            key & (Transaction.status == "pending")).execute()
+        existing.status, existing.verified, existing.confirmed_at = "confirmed", verified, now
+    return existing
 
 
 def with_invoice():

@@ -136,6 +136,46 @@ def test_a_batch_that_learns_nothing_costs_the_same_statements_whatever_its_size
     assert counted[6][("sandbox_deposit", "select")] == 1
 
 
+def test_a_confirming_poll_reads_its_origin_transaction_once(runtime, store):
+    """The buyer's deposit (`payment_origin`): recorded, its hash given to the move, one read in all."""
+    now = utcnow()
+    invoice = _awaiting(store, now)
+    queries = _poll("chain", PROCESSING, now)
+    assert reload(invoice).status == "paid"
+    assert queries.by_table()[("transaction", "select")] <= 1, queries.statements
+
+
+REFUND_DELIVERED = DepositStatus(status=base.SUCCESS, correlation_id="corr-refund", amount_in=Decimal("5.00"),
+                                 amount_in_usd=Decimal("5.00"), amount_out=Decimal("4.975"),
+                                 origin_tx_hashes=("0xfunding",), destination_tx_hashes=("0xdelivered",))
+
+
+def test_a_refunds_success_poll_reads_and_writes_the_refund_once_each(runtime, store):
+    """A refund's success (delivered, recorded, counted on the invoice, its event written) costs its
+    refund row the claim's read and one compare-and-set."""
+    from models.refunds import Refund
+    from services.engine import poll_state
+
+    now = utcnow()
+    invoice = factories.make_invoice(store, now=now - dt.timedelta(hours=1), status="paid", paid_amount=Decimal("10"),
+                                     received_amount=Decimal("10.00"), paid_at=now, origin_asset="usdc.eth")
+    refund = factories.make_refund(invoice, now=now, status="processing", deposit_seen_at=now,
+                                   provider_status=base.PROCESSING, funded_amount=Decimal("5.00"),
+                                   funding_tx_hash="0xfunding")
+    with db.connection_context():
+        poll_state.watch(refund, at=now - dt.timedelta(seconds=1))
+    queries = _poll("refunds", REFUND_DELIVERED, now)
+    with db.connection_context():
+        done = Refund.get_by_id(refund.id)
+    assert (done.status, done.transaction_hash, done.delivered_amount) == ("succeeded", "0xdelivered", Decimal("4.975"))
+    assert reload(invoice).refunded_amount == Decimal("5.00")
+    assert "refund.succeeded" in event_types(invoice)
+    counted = queries.by_table()
+    row = {kind: counted[("refund", kind)] for kind in ("select", "update", "insert", "delete")}
+    assert row["select"] <= 1 and row["update"] <= 1, (row, queries.statements)
+    assert row["insert"] == row["delete"] == 0, row
+
+
 def test_statements_are_counted_per_table_and_kind():
     assert tables_of('UPDATE "poll_state" SET "x" = 1 WHERE "invoice_id" IN (SELECT "t1"."invoice_id" '
                      'FROM "poll_state" AS "t1")') == ("update", {"poll_state"})

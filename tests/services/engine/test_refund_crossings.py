@@ -47,3 +47,24 @@ def test_funding_seen_on_a_cancelled_refund_holds_its_amount_at_once(client, aut
     assert refund(client, auth, invoice["id"], "10.00").json["error"]["code"] == "refund_exceeds_refundable"
     with db.connection_context():
         assert refund_service.refundable_amount(Refund.get(Refund.public_id == first["id"]).invoice) == 0
+
+
+def test_each_refund_guard_says_the_same_as_a_query_and_on_a_row_in_hand(store):
+    """A refund move's own guard is written twice (a query condition for `move`, a row test for the
+    one-write Answer); over every state the guards look at, both must agree."""
+    from core.clock import utcnow
+    from models.base import db
+    from models.refunds import Refund
+    from services.engine import refund_states
+    from tests import factories
+
+    now = utcnow()
+    invoice = factories.make_invoice(store, status="paid")
+    rows = [factories.make_refund(invoice, status=status, deposit_seen_at=seen, funding_closed_at=closed)
+            for status in ("awaiting_funds", "processing", "cancelled", "expired")
+            for seen in (None, now) for closed in (None, now)]
+    with db.connection_context():
+        for trigger, (condition, holds) in refund_states.GUARDS.items():
+            for row in rows:
+                in_sql = Refund.select().where((Refund.id == row.id) & condition()).exists()
+                assert in_sql == holds(Refund.get_by_id(row.id)), (trigger, row.status)
