@@ -65,10 +65,15 @@ _registry_lock = threading.Lock()
 _beater = {"thread": None, "pid": None}
 
 
+def renewing() -> bool:
+    """Whether claims are renewed here (PostgreSQL), so a short lease is safe."""
+    return on_postgres()
+
+
 def keep_alive(beat: Callable[[], bool]) -> Beating:
     """Renew a claim by calling `beat()` every INTERVAL_SECONDS until the returned Beating stops."""
     beating = Beating(beat)
-    if not on_postgres():
+    if not renewing():
         return beating
     with _registry_lock:
         _live.add(beating)

@@ -232,8 +232,7 @@ idle_transaction_timeout = 10
             "PUBLIC_BASE_URL": LB, "LOG_LEVEL": "WARNING",
             "RATE_LIMIT_WRITE_MODE": "off", "RATE_LIMIT_READ_MODE": "off", "RATE_LIMIT_PUBLIC_MODE": "off",
             "HOST": ip_of(host), "PORT": "8000", "WEB_CONCURRENCY": "1", "WEB_THREADS": str(self.web_threads),
-            # A killed host's delivery claims lapse sooner than the default (60 s).
-            "WEBHOOK_TIMEOUT_SECONDS": "5", "WEBHOOK_CLAIM_SECONDS": "15",
+            "WEBHOOK_TIMEOUT_SECONDS": "5",
             "WEBHOOK_RETRY_SCHEDULE": "2,5,10,20,30,60",
         })
         env.update({key: str(value) for key, value in extra.items()})

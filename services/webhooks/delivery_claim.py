@@ -33,7 +33,7 @@ from typing import NamedTuple
 import uuid
 
 from core import clock, ids
-from infra import database
+from infra import database, heartbeats
 from infra.claims import lease_until
 from infra.locks import write_transaction
 from models.base import db
@@ -195,6 +195,16 @@ def claim_for_run(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> tu
 def claim_due(policy: DeliveryPolicy, *, now: dt.datetime, limit: int) -> list[Work]:
     """`claim_for_run`'s work alone."""
     return claim_for_run(policy, now=now, limit=limit)[0]
+
+
+def keep_claimed(token: str, *, lease_seconds: int, now) -> heartbeats.Beating:
+    """Renew, every heartbeat until stopped, the claim of the deliveries `token` still holds (their
+    attempts in flight or not yet recorded): `next_attempt_at` pushed to a lease from `now()`, the
+    run's clock. It ends itself once every result is written (the token cleared)."""
+    def beat() -> bool:
+        return WebhookDelivery.update(next_attempt_at=lease_until(now(), lease_seconds)).where(
+            WebhookDelivery.claim_token == token).execute() > 0
+    return heartbeats.keep_alive(beat)
 
 
 def work_of(rows: list[ClaimedDelivery], token: str) -> list[Work]:

@@ -4,10 +4,11 @@ the caps of delivery_policy.py), send them concurrently from one job (sending_wi
 webhook_sending.py), record every attempt and schedule the next one on the row
 (delivery_results.py).
 
-A claim reserves a delivery for `claim_seconds` (longer than any attempt can last) under a
-fresh token: no other worker can claim it meanwhile, so one delivery is never attempted twice
-at once, and a worker that dies mid-attempt leaves a claim that simply runs out, after which
-the delivery is claimed again (the lost attempt is recorded as `interrupted`). Results are
+A claim reserves a delivery under a fresh token, and the run renews it every second until its
+result is written (delivery_claim.keep_claimed; its lease: delivery_policy): no other worker can
+claim it meanwhile, so one delivery is never attempted twice at once, and a worker that dies
+mid-attempt leaves a claim that runs out seconds later, after which the delivery is claimed again
+(the lost attempt is recorded as `interrupted`). Results are
 written only where the token still matches, so a succeeded delivery is never sent again by a
 duplicated or retried job.
 """
@@ -91,9 +92,26 @@ class DeliveryRun:
         # threads made each of the transaction's round trips wait for the interpreter.)
         self.capped = bool(first) and claim_more
         self.sending = SendingWindow(policy)
-        self.sending.start(first)
+        self.leases: dict[str, object] = {}         # claim token -> its renewal (heartbeats.Beating)
+        self.handed_over = False                     # the finisher thread stops the renewals
+        self.send(first)
+
+    def send(self, claimed: list[Work]) -> None:
+        """Start the claimed attempts, renewing each claim until its results are written."""
+        for token in {work.claim_token for work in claimed} - self.leases.keys():
+            self.leases[token] = delivery_claim.keep_claimed(token, lease_seconds=self.policy.lease_seconds,
+                                                             now=self.now)
+        self.sending.start(claimed)
 
     def work(self) -> RunCounts:
+        try:
+            return self._loop()
+        finally:
+            if not self.handed_over:
+                for lease in self.leases.values():
+                    lease.stop()
+
+    def _loop(self) -> RunCounts:
         while True:
             in_time = self.has_time_left()
             if self.results_are_due():
@@ -126,7 +144,7 @@ class DeliveryRun:
             claimed, self.capped = record_and_claim(self.finished, self.policy, now=self.now(), counts=self.counts,
                                                     limit=limit)
             self.backlog = len(claimed) == limit
-            self.sending.start(claimed)
+            self.send(claimed)
         else:
             record(self.finished, self.policy, now=self.now(), counts=self.counts)
         self.finished = []
@@ -152,7 +170,7 @@ class DeliveryRun:
         self.last_look = time.monotonic()
         claimed, self.capped = delivery_claim.claim_for_run(self.policy, now=self.now(), limit=free)
         self.backlog = len(claimed) == free
-        self.sending.start(claimed)
+        self.send(claimed)
 
     def leave_the_rest_to_a_finisher(self) -> None:
         """Time is up. Waiting here for slow attempts (up to their 10 s deadline) would hold back
@@ -160,7 +178,8 @@ class DeliveryRun:
         finisher thread records those attempts when they end instead."""
         if self.finished:
             record(self.finished, self.policy, now=self.now(), counts=self.counts)
-        _finish_later(self.sending.all_started(), self.policy, now=self.now)
+        _finish_later(self.sending.all_started(), self.policy, now=self.now, leases=list(self.leases.values()))
+        self.handed_over = True
 
     def wait_for_attempts(self) -> None:
         """Until an attempt finishes, a result is due to be written, or it is time to look."""
@@ -173,12 +192,16 @@ class DeliveryRun:
             self.finished.append(outcome)
 
 
-def _finish_later(futures: list, policy: DeliveryPolicy, *, now) -> None:
+def _finish_later(futures: list, policy: DeliveryPolicy, *, now, leases: list) -> None:
     """Record the results of attempts still in flight once they end (each by its deadline), on a
     thread of its own with its own database connection. Not a daemon: a worker that exits waits
-    for it, so these results are not lost to a lapsed claim."""
+    for it, so these results are not lost to a lapsed claim. Their claims are renewed until then."""
     def finish():
-        outcomes = [future.result() for future in futures]
-        with db.connection_context():
-            record(outcomes, policy, now=now(), counts=RunCounts())
+        try:
+            outcomes = [future.result() for future in futures]
+            with db.connection_context():
+                record(outcomes, policy, now=now(), counts=RunCounts())
+        finally:
+            for lease in leases:
+                lease.stop()
     threading.Thread(target=finish, name="webhook-finisher").start()

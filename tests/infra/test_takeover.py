@@ -32,13 +32,18 @@ BUDGET_SECONDS = 15          # what a lost host may cost a client's retry (docs/
 LAPSE = dt.timedelta(seconds=2)
 
 
-def start_holder(test_env, *args) -> subprocess.Popen:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
-    env.update(test_env, PYTHONPATH=str(ROOT), LOG_LEVEL="WARNING")
-    holder = subprocess.Popen([sys.executable, "-m", "tests.support.claim_holder", *args], cwd=ROOT, env=env,
+def start_holder(test_env, *args, holding=None, **env) -> subprocess.Popen:
+    """The claim holder (tests/support/claim_holder.py) with `args`, once it holds its claim: when it
+    says so, or when `holding()` says so."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("TEST_", "PYTEST"))}
+    environment.update(test_env, PYTHONPATH=str(ROOT), LOG_LEVEL="WARNING", **env)
+    holder = subprocess.Popen([sys.executable, "-m", "tests.support.claim_holder", *args], cwd=ROOT, env=environment,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert line_of(holder) == "holding"
+        if holding is None:
+            assert line_of(holder) == "holding"
+        else:
+            holding()
     except BaseException:
         holder.kill()
         holder.wait(10)

@@ -3,12 +3,15 @@ web or worker process is to its claims when its host is lost mid-request (tests/
 
     python -m tests.support.claim_holder idempotency STORE_ID KEY HEARTBEAT_SECONDS
     python -m tests.support.claim_holder poll LEASE_SECONDS HEARTBEAT_SECONDS
+    python -m tests.support.claim_holder deliver LEASE_SECONDS HEARTBEAT_SECONDS
 
 `idempotency` runs `infra.idempotency.run` for KEY, whose work creates an invoice and then waits
 for a line on stdin before returning; it prints `holding` once the work has begun, and `done
 STATUS` or `refused CODE` at the end. `poll` runs one chain poll (`services.engine.polling`) with
 LEASE_SECONDS, whose provider prints `holding` when asked about the claimed invoices and answers
-(each deposit PROCESSING) after a line on stdin; it prints `polled N` at the end.
+(each deposit PROCESSING) after a line on stdin; it prints `polled N` at the end. `deliver` runs
+a webhooks fan-out run (`services.webhooks.webhook_delivery`) whose claims last LEASE_SECONDS
+while renewed; it holds them as long as the receiver makes its attempts wait.
 HEARTBEAT_SECONDS 0 stops its heartbeats (a holder alive but silent).
 The database and Redis are the environment's (DATABASE_URL, REDIS_URL)."""
 from __future__ import annotations
@@ -88,6 +91,18 @@ def hold_poll(lease_seconds: str) -> None:
     print(f"polled {poll_once(PaidProvider(hold), lease_seconds=float(lease_seconds))}", flush=True)
 
 
+def hold_deliveries(lease_seconds: str) -> None:
+    from config import load_settings
+    from models.base import db
+    from services.webhooks import delivery_policy, webhook_delivery
+
+    delivery_policy.RENEWED_CLAIM_SECONDS = float(lease_seconds)
+    policy = delivery_policy.DeliveryPolicy.from_settings(load_settings(os.environ))
+    with db.connection_context():
+        _created, counts = webhook_delivery.fan_out_and_deliver(policy)
+    print(f"delivered {counts.succeeded}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     from bootstrap import init_runtime
     from config import load_settings
@@ -101,6 +116,8 @@ def main(argv: list[str]) -> None:
         hold_idempotency_key(*args[:2])
     elif mode == "poll":
         hold_poll(args[0])
+    elif mode == "deliver":
+        hold_deliveries(args[0])
     else:
         raise SystemExit(f"claim_holder: unknown mode {mode}")
 
