@@ -5,11 +5,15 @@ without one: tests/scripts/test_cluster_report.py).
 Per fault: pay → `invoice.paid` (from the buyer's payment accepted to the merchant's receiver
 getting the event), its median and maximum; and the longest refused-retry window: for each step
 of the workload, from the moment its first attempt failed (the client learned it had to retry) to
-the moment a retry succeeded."""
+the moment a retry succeeded.
+
+An event received twice is shown, not failed: webhooks are delivered at least once, and an attempt
+cut off with its host after the receiver got it (its 2xx never came back) is sent again; receivers
+dedupe by event id (docs/retries.md). A payment or an event lost, or a flow never finished, fails."""
 from __future__ import annotations
 
 BUDGETS = {"pay_to_invoice_paid_p50_s": 5.0, "pay_to_invoice_paid_max_s": 15.0, "longest_refused_retry_s": 15.0}
-LOSSES = ("payments_lost", "events_lost", "events_duplicated")
+LOSSES = ("payments_lost", "events_lost")
 
 
 def median(values: list[float]) -> float | None:
@@ -38,7 +42,8 @@ def fault_line(fault: dict) -> str:
     verdict = "; ".join(over_budget(fault)) or "within budget"
     return (f"{fault['fault'][:44]:44}  pay→paid p50 {fault.get('pay_to_invoice_paid_p50_s')} s, "
             f"max {fault.get('pay_to_invoice_paid_max_s')} s; refused retries {fault.get('requests_refused')}, "
-            f"longest {fault.get('longest_refused_retry_s')} s; {verdict}")
+            f"longest {fault.get('longest_refused_retry_s')} s; events received twice "
+            f"{fault.get('events_duplicated')}; {verdict}")
 
 
 def run_passed(report: dict) -> bool:
