@@ -437,6 +437,12 @@ def database(cluster: Cluster):
     return connection
 
 
+def invoice_count(cluster: Cluster) -> int:
+    with database(cluster) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM invoice")
+        return cursor.fetchone()[0]
+
+
 def settle_state(cluster: Cluster, invoices: list[str]) -> dict:
     with database(cluster) as connection, connection.cursor() as cursor:
         cursor.execute("SELECT public_id, status, received_amount IS NOT NULL FROM invoice WHERE public_id = ANY(%s)",
@@ -543,6 +549,8 @@ def check(args) -> dict:
             "events_lost": len({e for e, _k, _i in state["events"]} - set(received)),
             "events_duplicated": len(received) - len(set(received)),
             "unfinished_flows": sum(len(load.unfinished) for load in loads),
+            # Each flow creates one invoice, its create retried with one Idempotency-Key: more is a double.
+            "invoices_doubled": invoice_count(cluster) - sum(len(load.paid) + len(load.unfinished) for load in loads),
         }
         report["seconds"] = round(time.monotonic() - began, 1)
         receiver.stop()

@@ -48,7 +48,7 @@ def fault_line(fault: dict) -> str:
 
 def run_passed(report: dict) -> bool:
     return "error" not in report and bool(report.get("faults")) and not any(
-        over_budget(fault) for fault in report["faults"])
+        over_budget(fault) for fault in report["faults"]) and not report.get("totals", {}).get("invoices_doubled")
 
 
 def summary(reports: list[dict]) -> str:
@@ -58,6 +58,8 @@ def summary(reports: list[dict]) -> str:
         lines.append(f"run {number}: {'PASS' if run_passed(report) else 'FAIL'}"
                      + (f" ({report['error']})" if "error" in report else ""))
         lines += [f"  {fault_line(fault)}" for fault in report.get("faults", [])]
+        if report.get("totals", {}).get("invoices_doubled"):
+            lines.append(f"  invoices created twice: {report['totals']['invoices_doubled']}")
     passed = sum(run_passed(report) for report in reports)
     lines.append(f"cluster-check: {passed} of {len(reports)} runs within budget "
                  f"(p50 ≤ {BUDGETS['pay_to_invoice_paid_p50_s']:g} s, max ≤ {BUDGETS['pay_to_invoice_paid_max_s']:g} s, "

@@ -34,6 +34,9 @@ def test_every_run_is_printed_and_one_over_budget_fails_the_check():
     assert "run 3: FAIL (TimeoutError: the run's ceiling)" in text
     assert text.splitlines()[-1].startswith("cluster-check: 1 of 3 runs within budget")
     assert [cluster_report.run_passed(run) for run in (good, slow)] == [True, False]
+    doubled = {**good, "totals": {"invoices_doubled": 1}}
+    assert not cluster_report.run_passed(doubled)
+    assert "invoices created twice: 1" in cluster_report.summary([doubled])
 
 
 def test_missing_programs_are_named_with_their_packages_in_one_line():
