@@ -5,6 +5,7 @@ gunicorn (gunicorn.conf.py, one process of four threads) over sockets: 50 slow c
 and sending while /health and an invoice create from another address are answered;
 blueprints/request_reading.py, arriving_requests.py."""
 import json
+import re
 import select
 import socket
 import threading
@@ -164,3 +165,22 @@ def _answer_head(sock: socket.socket) -> bytes:
     while not head.endswith(b"\r\n\r\n"):
         head += sock.recv(1)
     return head
+
+
+def test_pipelined_requests_are_each_answered_in_order(live_web, store):
+    """Requests sent back to back in one write: what gunicorn read ahead with the first goes through
+    the event loop again, and each is answered without waiting for more."""
+    key = factories.make_key(store)
+    body = b'{"amount": "5.00"}'
+    with _connect(live_web, "127.0.0.4") as sock:
+        sock.settimeout(HEADER_SECONDS / 2)
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                     + post_head("/v1/invoices", key, Content_Length=len(body)) + body
+                     + b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        received = b""
+        while len(re.findall(rb"HTTP/1\.1 (\d{3}) ", received)) < 3:
+            piece = sock.recv(65536)            # the answers may come in one piece or several
+            if not piece:
+                break
+            received += piece
+    assert re.findall(rb"HTTP/1\.1 (\d{3}) ", received) == [b"200", b"201", b"200"]
