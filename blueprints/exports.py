@@ -9,7 +9,7 @@ from services.books import exports
 bp = Blueprint("exports", __name__, url_prefix="/v1/exports")
 
 
-def _stream(kind: str, export: exports.Export, query: dict) -> Response:
+def stream_export(kind: str, export: exports.Export, query: dict) -> Response:
     file_format = query["format"]
     response = Response(stream_with_context(exports.chunks(export, file_format)),
                         content_type=exports.MEDIA_TYPES[file_format])
@@ -22,11 +22,11 @@ def _stream(kind: str, export: exports.Export, query: dict) -> Response:
 @requires_scope("invoices:read")
 def export_invoices():
     query = load_query(InvoiceExportQuerySchema())
-    return _stream("invoices", exports.invoice_export(g.store, query), query)
+    return stream_export("invoices", exports.invoice_export(g.store, query), query)
 
 
 @bp.get("/transactions")
 @requires_scope("transactions:read")
 def export_transactions():
     query = load_query(TransactionExportQuerySchema())
-    return _stream("transactions", exports.transaction_export(g.store, query), query)
+    return stream_export("transactions", exports.transaction_export(g.store, query), query)

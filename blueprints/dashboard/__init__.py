@@ -13,7 +13,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from blueprints.context import settings
 from blueprints.pages import PAGE_CSP, ROOT
-from core.errors import BadRequest, Forbidden, NotFound
+from core.errors import DomainError, Forbidden, NotFound
 from infra import queues
 from services.accounts import people
 
@@ -87,16 +87,18 @@ def _csrf_refused(error):
                                    "and send it again."), 400
 
 
-@bp.errorhandler(BadRequest)
-def _bad_request(error):
-    return render_template("dashboard/problem.html", title="That did not work", message=error.message), 400
+@bp.errorhandler(DomainError)
+def _refused(error):
+    """The API's refusal (400, 409, 422, 503…), its message in a page, with its status."""
+    return render_template("dashboard/problem.html", title="That did not work", message=error.message), error.status
 
 
 # The menu: each page and the right it needs; a page not built yet is left out.
 MENU = (("dashboard.home", "Home", "read"), ("dashboard.invoices_page", "Invoices", "read"),
         ("dashboard.payment_links_page", "Payment links", "read"), ("dashboard.refunds_page", "Refunds", "read"),
         ("dashboard.webhooks_page", "Webhooks", "read"), ("dashboard.api_keys_page", "API keys", "develop"),
-        ("dashboard.books_page", "Books", "read"), ("dashboard.settings_page", "Settings", "read"),
+        ("dashboard.books_page", "Books", "read"), ("dashboard.integrations_page", "Integrations", "read"),
+        ("dashboard.settings_page", "Settings", "read"),
         ("dashboard.team_page", "Team", "team"), ("dashboard.audit_page", "Audit log", "audit"))
 
 
@@ -116,5 +118,6 @@ def sandbox() -> bool:
     return settings().swap_provider == "sandbox"
 
 
-from blueprints.dashboard import (home, invoice_pages, sandbox_pages, session_state,  # noqa: E402,F401  routes
-                                  sign_in)
+from blueprints.dashboard import (api_key_pages, books_pages, home, invoice_pages, payment_link_pages,  # noqa: E402,F401
+                                  sandbox_pages, session_state, settings_pages, sign_in, team_pages,
+                                  webhook_pages)

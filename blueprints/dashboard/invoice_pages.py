@@ -8,6 +8,7 @@ from flask import flash, g, redirect, render_template, request, url_for
 
 from blueprints.context import provider, settings
 from blueprints.dashboard import bp, sandbox
+from blueprints.dashboard.forms import filled, form_fields
 from blueprints.dashboard.session_state import note, requires
 from blueprints.requests import load
 from core import ids
@@ -27,18 +28,13 @@ INVOICE_FILTERS = ("status", "external_order_id", "payment_link_id", "created_af
                    "starting_after", "ending_before")
 
 
-def _filled(names) -> dict:
-    """The query's non-empty fields among `names` (an empty form field means "any")."""
-    return {name: request.args[name] for name in names if request.args.get(name, "").strip()}
-
-
 @bp.get("/invoices")
 @requires("read")
 def invoices_page():
     search = request.args.get("q", "").strip()
     if ids.is_public_id(search, "inv_"):
         return redirect(url_for("dashboard.invoice_page", invoice_id=search))
-    query = load(InvoiceListQuerySchema(), {**_filled(INVOICE_FILTERS), "limit": PAGE_SIZE,
+    query = load(InvoiceListQuerySchema(), {**filled(INVOICE_FILTERS), "limit": PAGE_SIZE,
                                            **({"external_order_id": search} if search else {})})
     page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
     return render_template("dashboard/invoices.html", invoices=InvoiceSchema(many=True).dump(page.rows),
@@ -79,8 +75,7 @@ def cancel_invoice(invoice_id):
 @requires("operate")
 def refund_invoice(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
-    fields = {name: request.form[name] for name in ("amount", "reason", "asset", "refund_to")
-              if request.form.get(name, "").strip()}
+    fields = form_fields(text=("amount", "reason", "asset", "refund_to"))
     refund = refunds.create_refund(invoice, ACTOR, load(RefundCreateSchema(), fields), provider(), now=utcnow())
     polling.request_poll("refunds")
     note("refund.create", target=refund.public_id, detail=f"{fields.get('amount')} {invoice.currency}")
@@ -91,7 +86,7 @@ def refund_invoice(invoice_id):
 @bp.get("/refunds")
 @requires("read")
 def refunds_page():
-    query = load(RefundListQuerySchema(), {**_filled(("invoice_id", "status", "starting_after")),
+    query = load(RefundListQuerySchema(), {**filled(("invoice_id", "status", "starting_after")),
                                            "limit": PAGE_SIZE})
     page = refunds.list_for_store(g.store, ACTOR, query, PageRequest.from_query(query))
     return render_template("dashboard/refunds.html", refunds=RefundSchema(many=True).dump(page.rows),

@@ -6,6 +6,7 @@ from flask import flash, g, redirect, request, url_for
 
 from blueprints.context import provider
 from blueprints.dashboard import bp, sandbox
+from blueprints.dashboard.invoice_pages import ACTOR
 from blueprints.dashboard.session_state import note, requires
 from blueprints.requests import load
 from core.clock import utcnow
@@ -13,7 +14,6 @@ from core.errors import NotFound
 from schemas.payments import SimulatedPaymentSchema
 from schemas.refunds import FundRefundSchema
 from services.engine import invoices, polling, refunds, sandbox_payments
-from blueprints.dashboard.invoice_pages import ACTOR
 
 
 def _sandbox_only() -> None:

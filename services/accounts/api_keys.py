@@ -198,12 +198,19 @@ def forget_cached_keys() -> None:
     _key_cache.clear()
 
 
-def revoke(key_id: str, *, now: dt.datetime) -> bool:
+def revoke(key_id: str, *, now: dt.datetime, store: Store | None = None) -> bool:
+    """Revoke a key (given `store`: only one of that store's; another store's is not found)."""
     forget_cached_keys()
-    updated = ApiKey.update(revoked_at=now).where((ApiKey.id == key_id) & ApiKey.revoked_at.is_null()).execute()
-    if not updated and not ApiKey.select().where(ApiKey.id == key_id).exists():
+    which = (ApiKey.id == key_id) & ((ApiKey.store == store.id) if store is not None else True)
+    updated = ApiKey.update(revoked_at=now).where(which & ApiKey.revoked_at.is_null()).execute()
+    if not updated and not ApiKey.select().where(which).exists():
         raise NotFound("api_key_not_found", f"No API key {key_id!r}.")
     return bool(updated)
+
+
+def list_for_store(store: Store) -> list[ApiKey]:
+    """The store's keys, newest first, revoked ones included (the dashboard shows them struck)."""
+    return list(ApiKey.select().where(ApiKey.store == store.id).order_by(ApiKey.created_at.desc()).limit(200))
 
 
 def revoke_store_keys(store: Store, *, kind: str, now: dt.datetime) -> int:

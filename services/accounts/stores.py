@@ -12,14 +12,19 @@ from models.stores import Store
 from services.accounts import api_keys
 
 
-def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
-                 output_asset: str = "usdc.near") -> Store:
+def _checked_name(name) -> str:
     name = (name or "").strip()
     if not 1 <= len(name) <= 200 or is_blank(name):
         raise BadRequest("validation_error", "name: must be 1 to 200 characters, not all blank", param="name")
     problem = spoofing_problem(name)
     if problem:
         raise BadRequest("validation_error", f"name: {problem}", param="name")
+    return name
+
+
+def create_store(*, name: str, now: dt.datetime, payout_wallet: str | None = None,
+                 output_asset: str = "usdc.near") -> Store:
+    name = _checked_name(name)
     if payout_wallet:
         payout_wallet = _checked_wallet(payout_wallet, output_asset)
     return Store.create(
@@ -46,6 +51,17 @@ def _checked_wallet(wallet: str, output_asset: str) -> str:
     if problem:
         raise BadRequest("validation_error", f"wallet: {problem}", param="wallet")
     return wallet
+
+
+def rename(store: Store, name: str, *, now: dt.datetime) -> Store:
+    Store.update(name=_checked_name(name), updated_at=now).where(Store.id == store.id).execute()
+    api_keys.forget_cached_keys()          # keys carry their store (and its name)
+    return Store.get_by_id(store.id)
+
+
+def require_totp(store: Store, required: bool, *, now: dt.datetime) -> Store:
+    Store.update(require_totp=bool(required), updated_at=now).where(Store.id == store.id).execute()
+    return Store.get_by_id(store.id)
 
 
 def set_payout_wallet(store: Store, wallet: str, *, now: dt.datetime) -> Store:

@@ -164,7 +164,9 @@ def test_security_headers_on_every_route(client, auth, method, rule, scopes):
     ids = {"invoice_id": "inv_" + "0" * 32, "link_id": "plink_" + "0" * 32, "endpoint_id": "wh_" + "0" * 32,
            "delivery_id": "whd_" + "0" * 32, "event_id": "evt_" + "0" * 32, "transaction_id": "txn_" + "0" * 32,
            "transaction_hash": "0xabc", "token": "plpub_" + "0" * 32, "name": "swagger-ui.css",
-           "filename": "tender.css", "refund_id": "ref_" + "0" * 32}
+           "filename": "tender.css", "refund_id": "ref_" + "0" * 32,
+           # the dashboard's own path parts (its pages answer a redirect to sign in here)
+           "key_id": "key_" + "0" * 32, "user_id": "0", "platform": "woocommerce", "kind": "invoices", "change": "enable"}
     for headers in (auth, {}):                       # answered and refused (401) alike
         response = _call(client, method, _path(rule, ids), headers)
         for name, value in SECURITY_HEADERS.items():

@@ -9,3 +9,16 @@ def quick_password_hashes(monkeypatch):
     from services.accounts import people
 
     monkeypatch.setattr(people, "_hasher", PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1))
+
+
+SCRIPT = '<script>alert("x")</script>'         # what a merchant might type anywhere; never rendered as is
+
+
+@pytest.fixture
+def owner_client(client, store):
+    """A test client signed in as the store's owner."""
+    from tests.support.dashboard import make_member, sign_in
+
+    make_member(store, "owner@example.com", "owner")
+    sign_in(client, "owner@example.com")
+    return client

@@ -9,7 +9,7 @@ from core.clock import utcnow
 from models.base import db
 from models.people import AuditEntry, Invitation, Membership, User
 from services.accounts import people
-from tests.support.dashboard import PASSWORD, csrf_token, session_cookie, sign_in
+from tests.support.dashboard import PASSWORD, csrf_token, sign_in
 
 
 def _accept(client, path, password=PASSWORD):

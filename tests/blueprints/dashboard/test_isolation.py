@@ -2,31 +2,22 @@
 is escaped on every page that shows it."""
 from __future__ import annotations
 
-import pytest
 
 from models.invoices import Invoice
 from tests import factories
+from tests.blueprints.dashboard.conftest import SCRIPT
 from tests.support.dashboard import make_member, post, sign_in
 
-SCRIPT = '<script>alert("x")</script>'
 
-
-@pytest.fixture
-def signed_in_owner(client, store):
-    make_member(store, "owner@example.com", "owner")
-    sign_in(client, "owner@example.com")
-    return client
-
-
-def test_another_stores_invoice_is_a_404_to_read_and_to_cancel(signed_in_owner, other_store):
+def test_another_stores_invoice_is_a_404_to_read_and_to_cancel(owner_client, other_store):
     theirs = factories.make_invoice(other_store)
-    assert signed_in_owner.get(f"/dashboard/invoices/{theirs.public_id}").status_code == 404
-    assert post(signed_in_owner, f"/dashboard/invoices/{theirs.public_id}/cancel").status_code == 404
+    assert owner_client.get(f"/dashboard/invoices/{theirs.public_id}").status_code == 404
+    assert post(owner_client, f"/dashboard/invoices/{theirs.public_id}/cancel").status_code == 404
     assert Invoice.get_by_id(theirs.id).status == "pending"
 
 
-def test_a_malformed_id_is_a_404_page(signed_in_owner):
-    answer = signed_in_owner.get("/dashboard/invoices/inv_<b>")
+def test_a_malformed_id_is_a_404_page(owner_client):
+    answer = owner_client.get("/dashboard/invoices/inv_<b>")
     assert answer.status_code == 404 and "<b>" not in answer.get_data(as_text=True)
 
 
@@ -42,11 +33,11 @@ def test_a_viewer_reads_and_cannot_change(client, store):
     assert Invoice.get_by_id(invoice.id).status == "pending"
 
 
-def test_an_owner_cancels_through_the_same_rule_as_the_api(signed_in_owner, store):
+def test_an_owner_cancels_through_the_same_rule_as_the_api(owner_client, store):
     invoice = factories.make_invoice(store)
-    answer = post(signed_in_owner, f"/dashboard/invoices/{invoice.public_id}/cancel")
+    answer = post(owner_client, f"/dashboard/invoices/{invoice.public_id}/cancel")
     assert answer.status_code == 302 and Invoice.get_by_id(invoice.id).status == "cancelled"
-    again = post(signed_in_owner, f"/dashboard/invoices/{invoice.public_id}/cancel")
+    again = post(owner_client, f"/dashboard/invoices/{invoice.public_id}/cancel")
     assert again.status_code == 400 and "only open invoices" in again.get_data(as_text=True)
 
 
@@ -62,11 +53,11 @@ def test_a_member_of_two_stores_picks_one_and_cannot_pick_a_stranger(client, sto
     assert "Other shop" in client.get("/dashboard/").get_data(as_text=True)
 
 
-def test_script_in_every_merchant_typed_field_is_escaped(signed_in_owner, store):
+def test_script_in_every_merchant_typed_field_is_escaped(owner_client, store):
     invoice = factories.make_invoice(store, external_order_id=SCRIPT, metadata={SCRIPT: SCRIPT})
-    pages = [signed_in_owner.get(f"/dashboard/invoices/{invoice.public_id}"),
-             signed_in_owner.get("/dashboard/invoices"),
-             signed_in_owner.get("/dashboard/invoices", query_string={"q": SCRIPT})]
+    pages = [owner_client.get(f"/dashboard/invoices/{invoice.public_id}"),
+             owner_client.get("/dashboard/invoices"),
+             owner_client.get("/dashboard/invoices", query_string={"q": SCRIPT})]
     for page in pages:
         text = page.get_data(as_text=True)
         assert page.status_code == 200 and SCRIPT not in text and "&lt;script&gt;" in text

@@ -120,3 +120,20 @@ def test_every_page_has_a_strict_content_security_policy(client, owner):
     sign_in(client, owner.email)
     policy = client.get("/dashboard/").headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy and "unsafe-inline" not in policy
+
+
+def test_with_totp_on_the_password_alone_does_not_sign_in(client, owner):
+    import pyotp
+
+    from models.base import db
+    from services.accounts import people
+
+    secret = people.new_totp_secret()
+    with db.connection_context():
+        people.enable_totp(owner, secret, pyotp.TOTP(secret).now(), now=utcnow())
+    assert sign_in(client, owner.email).status_code == 401
+    assert client.get("/dashboard/").status_code == 302
+    assert sign_in(client, owner.email, code="000000" if pyotp.TOTP(secret).now() != "000000" else "111111"
+                   ).status_code == 401
+    assert sign_in(client, owner.email, code=pyotp.TOTP(secret).now()).status_code == 302
+    assert client.get("/dashboard/").status_code == 200
