@@ -62,3 +62,15 @@ def payout_wallet_problem(output_asset: str, wallet: str) -> str | None:
 def page_rules() -> dict:
     """{network: {"label", "pattern"}} for the hosted pages' script."""
     return {code: {"label": name, "pattern": pattern} for code, (name, pattern) in NETWORKS.items()}
+
+
+SHORT_HEAD, SHORT_TAIL = 6, 4
+
+
+def shortened(address: str | None) -> str | None:
+    """An address as Tender shows it to someone who should recognise it but need not read it whole
+    (the first six and last four characters): enough for its owner to tell it is theirs, too little
+    to copy. static/common.js writes the same rule for the pages' comparisons."""
+    if address is None or len(address) <= SHORT_HEAD + SHORT_TAIL + 1:
+        return address
+    return f"{address[:SHORT_HEAD]}…{address[-SHORT_TAIL:]}"

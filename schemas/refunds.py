@@ -1,7 +1,7 @@
 """Merchant refund shapes (docs/refunds.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
-from core import urls
+from core import networks, urls
 from models.refunds import STATUSES
 from schemas.common import ListQuerySchema
 from schemas.fields import AmountString, PublicId, StrictString, UtcDateTime
@@ -70,6 +70,15 @@ def _funding_url(refund):
     return urls.refund_funding_url(refund.public_id)
 
 
+class RecipientSchema(Schema):
+    """Who receives the refund, as the merchant checks it before funding: the asset and the buyer's
+    address, shortened (first six and last four characters)."""
+
+    asset = fields.String(metadata={"description": "The asset the buyer receives."})
+    address = fields.Function(lambda refund: networks.shortened(refund.refund_to), metadata={
+        "description": "The buyer's address, shortened: `0x1234…abcd`."})
+
+
 class RefundSchema(Schema):
     """A refund as GET /v1/refunds/{id} returns it, and as `refund.*` events carry it."""
 
@@ -90,6 +99,7 @@ class RefundSchema(Schema):
     failure_reason = fields.String(allow_none=True, metadata={
         "description": "`funding_returned` (the provider sent the funding back to the payout wallet) or "
                        "`provider_failed`; null unless failed."})
+    recipient = _Whole(RecipientSchema, metadata={"description": "Who receives it, as the funding page shows it."})
     funding = _Whole(FundingSchema)
     funding_url = fields.Function(_funding_url)
     created_at = UtcDateTime()
@@ -98,11 +108,13 @@ class RefundSchema(Schema):
 
 
 class PublicRefundSchema(Schema):
-    """What the funding page shows: no buyer address, no reason, no metadata."""
+    """What the funding page shows: who receives it (the asset and a shortened address, for the
+    merchant to check), never the whole buyer address, the reason or metadata."""
 
     id = fields.Function(lambda refund: refund.public_id)
     status = fields.String(validate=validate.OneOf(STATUSES))
     amount = AmountString()
     currency = fields.String()
     store_name = fields.Function(lambda refund: refund.store.name)
+    recipient = _Whole(RecipientSchema)
     funding = _Whole(FundingSchema)

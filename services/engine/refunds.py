@@ -56,6 +56,17 @@ def ensure_key_may_refund(key: ApiKey, invoice: Invoice) -> None:
                         "An integration key refunds only the invoices its installation created.")
 
 
+def ensure_key_may_send_to(key: ApiKey, invoice: Invoice, data: dict) -> None:
+    """A storefront's integration key refunds only to the buyer's own asset and refund address: a
+    compromised shop must not be able to have the merchant fund a refund to itself."""
+    if key.kind != "integration":
+        return
+    for field, own in (("asset", invoice.origin_asset), ("refund_to", invoice.refund_to)):
+        if data.get(field) is not None and data[field] != own:
+            raise Forbidden("integration_key_forbidden", f"{field}: an integration key refunds only to the buyer's "
+                            "own asset and refund address; leave it out.", param=field)
+
+
 # --- money ---------------------------------------------------------------------------------
 
 def refundable_amount(invoice: Invoice) -> Decimal:
@@ -91,6 +102,7 @@ def funding_amount(invoice: Invoice, amount: Decimal) -> Decimal:
 def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: dt.datetime) -> Refund:
     """Quote the reverse swap and persist an `awaiting_funds` refund with its `refund.created` event."""
     ensure_key_may_refund(key, invoice)
+    ensure_key_may_send_to(key, invoice, data)
     if not is_refundable_state(invoice):
         raise BadRequest("invoice_not_refundable",
                          f"Invoice {invoice.public_id} is {invoice.status}"

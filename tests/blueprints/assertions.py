@@ -31,7 +31,7 @@ TRANSACTION_FIELDS = {
 }
 REFUND_FIELDS = {
     "id", "invoice_id", "status", "amount", "currency", "reason", "asset", "refund_to", "estimated_amount_out",
-    "amount_out", "transaction_hash", "failure_reason", "funding", "funding_url", "created_at", "updated_at",
+    "amount_out", "transaction_hash", "failure_reason", "recipient", "funding", "funding_url", "created_at", "updated_at",
     "completed_at",
 }
 FUNDING_FIELDS = {

@@ -121,11 +121,15 @@ def test_fund_helper_is_sandbox_only_and_checks_its_body(app, client, auth, paid
 def test_the_funding_view_and_page(client, auth, paid):
     refund = create(client, auth, paid["id"], reason="secret note").json
     view = client.get(f"/v1/public/refunds/{refund['id']}").json
-    assert set(view) == {"id", "status", "amount", "currency", "store_name", "funding"}
+    assert set(view) == {"id", "status", "amount", "currency", "store_name", "recipient", "funding"}
     assert view["funding"] == refund["funding"]
+    # The merchant checks who receives it before funding: the asset and the buyer's address, shortened.
+    short = refund["refund_to"][:6] + "…" + refund["refund_to"][-4:]
+    assert view["recipient"] == refund["recipient"] == {"asset": refund["asset"], "address": short}
     page = client.get(f"/fund/{refund['id']}")
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and refund["funding"]["deposit_address"] in text
+    assert short in text and refund["asset"] in text
     assert "secret note" not in text and refund["refund_to"] not in text
     qr = client.get(f"/fund/{refund['id']}/qr.svg")
     assert qr.status_code == 200 and qr.mimetype == "image/svg+xml"

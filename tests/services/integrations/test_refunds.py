@@ -42,3 +42,28 @@ def test_an_integration_key_refunds_and_reads_only_its_own_invoices(client, auth
     refund_events = {kind: obj for kind, obj in to_shop if kind.startswith("refund.")}
     assert refund_events == {"refund.created": created.json["id"], "refund.succeeded": created.json["id"]}
     assert merchant_refund["id"] not in {obj for _kind, obj in to_shop}
+
+
+def test_an_integration_key_refunds_only_to_the_buyers_own_asset_and_address(client, auth, bootstrap_auth):
+    """A compromised shop must not have the merchant fund a refund to the shop's own address."""
+    shop = connect(client, bootstrap_auth)
+    plugin = bearer(shop["api_key"])
+    mine = _paid(client, plugin, auth, external_order_id="wc-8")
+    from models.invoices import Invoice
+
+    with db.connection_context():                                     # the buyer's checkout values
+        buyer = Invoice.get(Invoice.public_id == mine["id"]).__data__
+    attacker = "0x" + "e" * 40
+    for body, param in (({"refund_to": attacker}, "refund_to"), ({"asset": "sol", "refund_to": "7" * 44}, "asset"),
+                        ({"asset": "usdc.base"}, "asset")):
+        refused = client.post(f"/v1/invoices/{mine['id']}/refunds", json={"amount": "5.00", **body}, headers=plugin)
+        assert refused.status_code == 403, (body, refused.json)
+        assert (refused.json["error"]["code"], refused.json["error"]["param"]) == ("integration_key_forbidden", param)
+    own = {"asset": buyer["origin_asset"], "refund_to": buyer["refund_to"]}
+    created = client.post(f"/v1/invoices/{mine['id']}/refunds", json={"amount": "5.00", **own}, headers=plugin)
+    assert created.status_code == 201, created.json
+    assert (created.json["asset"], created.json["refund_to"]) == (own["asset"], own["refund_to"])
+    # The merchant's own key may still send a refund elsewhere (a buyer who lost their wallet).
+    elsewhere = client.post(f"/v1/invoices/{mine['id']}/refunds", json={"amount": "5.00", "refund_to": attacker},
+                            headers=auth)
+    assert elsewhere.status_code == 201, elsewhere.json
