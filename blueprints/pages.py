@@ -85,9 +85,9 @@ def funding_page(refund_id):
 @bp.get("/fund/<refund_id>/qr.svg")
 def funding_qr_code(refund_id):
     refund = refunds.get_public(refund_id)
-    response = Response(qr_codes.svg(refund.deposit_address), mimetype="image/svg+xml")
-    response.headers["Cache-Control"] = "private, max-age=3600"    # a refund's address never changes
-    return response
+    # no-store like every other answer (app.py), as the checkout's QR: a shared or disk cache must
+    # not keep where a merchant's money goes.
+    return Response(qr_codes.svg(refund.deposit_address), mimetype="image/svg+xml")
 
 
 @bp.get("/pay/<token>")

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as AnswerTimeout
+import logging
 import os
 
+from core.errors import Unavailable
 from models.base import db
 from providers import base
-from providers.base import DepositQuery, DepositStatus, ProviderUnavailable
+from providers.base import DepositQuery, DepositStatus, ProviderError, ProviderUnavailable
+
+log = logging.getLogger("tender.provider")
 
 # The provider has seen money at the address: from then on it is in flight, whatever happens next.
 DEPOSIT_SEEN = (base.KNOWN_DEPOSIT_TX, base.PROCESSING, base.SUCCESS, base.INCOMPLETE_DEPOSIT,
@@ -56,3 +60,11 @@ def ask_deposit_status(provider, row, *, timeout_seconds: float) -> DepositStatu
         return pool.submit(ask).result(timeout=timeout_seconds)
     except AnswerTimeout:
         raise ProviderUnavailable(f"no answer within {timeout_seconds} s") from None
+
+
+def cannot_rule_out(row, error: ProviderError, *, money: str) -> Unavailable:
+    """The 503 of a cancel whose provider could not say that no `money` reached the address. The
+    provider's error (hosts, ports, exception text) is logged for the operator, never answered."""
+    log.warning("cancel of %s refused: the provider did not answer: %s", row.public_id, error)
+    return Unavailable("provider_unavailable", f"The swap provider could not confirm that no {money} was sent; "
+                       "retry the cancel shortly.")

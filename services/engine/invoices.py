@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 from core import ids, money
-from core.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, Unavailable, validation_error
+from core.errors import BadRequest, Conflict, DomainError, Forbidden, NotFound, validation_error
 from infra import lookups
 from infra.locks import lock_row, write_transaction
 from infra.pagination import Page, PageRequest, paginate
@@ -161,8 +161,7 @@ def _rule_out_deposit(invoice: Invoice, provider, *, now: dt.datetime, timeout_s
     try:
         status = deposits.ask_deposit_status(provider, invoice, timeout_seconds=timeout_seconds)
     except ProviderError as error:
-        raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no deposit was "
-                          f"made ({error}); retry the cancel shortly.") from None
+        raise deposits.cannot_rule_out(invoice, error, money="deposit") from None
     if status.status != PENDING_DEPOSIT:
         payments.apply_deposit_status(invoice, status, now=now)     # record what the provider knows
         raise Conflict("invoice_not_cancellable",

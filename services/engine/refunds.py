@@ -223,8 +223,7 @@ def cancel(refund: Refund, key: ApiKey, provider, *, now: dt.datetime, timeout_s
         try:
             status = deposits.ask_deposit_status(provider, refund, timeout_seconds=timeout_seconds)
         except ProviderError as error:
-            raise Unavailable("provider_unavailable", f"The swap provider could not confirm that no funding was "
-                              f"sent ({error}); retry the cancel shortly.") from None
+            raise deposits.cannot_rule_out(refund, error, money="funding") from None
         if status.status != base.PENDING_DEPOSIT:
             refund_answers.apply_funding_status(refund, status, now=now)
             raise Conflict("refund_not_cancellable", f"Refund {refund.public_id} has funding the provider "
