@@ -18,9 +18,10 @@ from urllib.parse import urlsplit
 
 from core.clock import isoformat
 from models.invoices import Invoice
+from models.mail import Mail
 from models.refunds import Refund
 from models.stores import Store
-from models.webhooks import WebhookEndpoint
+from models.webhooks import WebhookDelivery, WebhookEndpoint
 from services.mail import store_notifications
 from services.mail.mail_outbox import queue_mail
 
@@ -84,18 +85,30 @@ def _refund_facts(obj: dict) -> dict:
 def endpoint_disabled(endpoint_id, reason: str, *, now: dt.datetime) -> None:
     """Tell the store an endpoint was disabled: call in the transaction that disables it."""
     endpoint = WebhookEndpoint.get_by_id(endpoint_id)
-    _endpoint_mail("endpoint_disabled", endpoint, {"reason": reason}, f"{isoformat(now)}", now=now)
+    _endpoint_mail("endpoint_disabled", endpoint, lambda: {"reason": reason}, f"{isoformat(now)}", now=now)
 
 
-def _endpoint_mail(kind: str, endpoint: WebhookEndpoint, extra: dict, occasion: str, *, now: dt.datetime) -> int:
-    recipients = store_notifications.recipients_for(endpoint.store_id, kind)
-    if not recipients:
+def _endpoint_mail(kind: str, endpoint: WebhookEndpoint, extra, occasion: str, *, now: dt.datetime) -> int:
+    """Mail `kind` about `endpoint` to each of its store's addresses not yet told of this `occasion`;
+    `extra()` (what only this kind shows) is read only when someone is left to tell."""
+    keys = {address: f"{kind}:{endpoint.public_id}:{occasion}:{address}"
+            for address in store_notifications.recipients_for(endpoint.store_id, kind)}
+    told = {key for (key,) in Mail.select(Mail.dedupe_key).where(Mail.dedupe_key.in_(list(keys.values()))).tuples()}
+    untold = [address for address, key in keys.items() if key not in told]
+    if not untold:
         return 0
     context = {"store_name": Store.get_by_id(endpoint.store_id).name, "endpoint_id": endpoint.public_id,
                # the host only: a URL's path or query may carry the receiver's own token
-               "endpoint_host": urlsplit(endpoint.url).hostname or "?", **extra}
+               "endpoint_host": urlsplit(endpoint.url).hostname or "?", **extra()}
     return sum(queue_mail(kind, address, context, audience="merchant", store_id=endpoint.store_id, now=now,
-                          dedupe_key=f"{kind}:{endpoint.public_id}:{occasion}:{address}") for address in recipients)
+                          dedupe_key=keys[address]) for address in untold)
+
+
+def _last_error(endpoint: WebhookEndpoint) -> str | None:
+    """What the endpoint's latest failed delivery was told, for the failing-endpoint mail."""
+    return (WebhookDelivery.select(WebhookDelivery.last_error)
+            .where((WebhookDelivery.endpoint == endpoint.id) & WebhookDelivery.last_error.is_null(False))
+            .order_by(WebhookDelivery.updated_at.desc()).limit(1).scalar())
 
 
 def sweep(*, now: dt.datetime) -> int:
@@ -106,8 +119,10 @@ def sweep(*, now: dt.datetime) -> int:
                                              & (WebhookEndpoint.failing_since <= now - FAILING_FOR))
     for endpoint in failing:
         since = isoformat(endpoint.failing_since)
-        queued += _endpoint_mail("endpoint_failing", endpoint, {"failing_since": since, "last_error": None}, since,
-                                 now=now)
+        queued += _endpoint_mail("endpoint_failing", endpoint,
+                                 lambda endpoint=endpoint, since=since: {"failing_since": since,
+                                                                         "last_error": _last_error(endpoint)},
+                                 since, now=now)
     expiring = Refund.select().where((Refund.status == "awaiting_funds") & (Refund.expires_at > now)
                                      & (Refund.expires_at <= now + REMIND_BEFORE))
     for refund in expiring:

@@ -112,7 +112,10 @@ def test_refunds_awaiting_funds_a_reminder_then_sent_and_failed(app, client, aut
 
 
 def test_an_endpoint_failing_for_an_hour_and_one_disabled(app, client, auth, mailed, smtp, sending, receiver, policy):
-    failing = make_endpoint(client, auth, receiver.url("/failing?token=receiver-secret"), events=["invoice.paid"])
+    receiver.script("/failing/receiver-secret", [500] * 5)
+    failing = make_endpoint(client, auth, receiver.url("/failing/receiver-secret"))
+    client.post("/v1/invoices", json={"amount": "10.00"}, headers=auth)
+    pump(policy)
     with db.connection_context():
         WebhookEndpoint.update(failing_since=utcnow() - dt.timedelta(minutes=59)).execute()
         assert notices.sweep(now=utcnow()) == 0                                 # not an hour yet
@@ -120,7 +123,7 @@ def test_an_endpoint_failing_for_an_hour_and_one_disabled(app, client, auth, mai
         assert notices.sweep(now=utcnow()) == 2
         assert notices.sweep(now=utcnow()) == 0                                 # once per failing spell
     receiver.script("/gone", [410])
-    gone = make_endpoint(client, auth, receiver.url("/gone"))
+    gone = make_endpoint(client, auth, receiver.url("/gone"), events=["invoice.created"])
     client.post("/v1/invoices", json={"amount": "10.00"}, headers=auth)
     pump(policy)
     pump(policy)
@@ -128,5 +131,6 @@ def test_an_endpoint_failing_for_an_hour_and_one_disabled(app, client, auth, mai
     send(sending)
     assert _kinds() == {"endpoint_failing": [OPS, OWNER], "endpoint_disabled": [OPS, OWNER]}
     texts = {mail.message["Subject"]: _text(mail) for mail in smtp.to(OWNER)}
-    assert texts[f"Webhook endpoint {failing['id']} has been failing for an hour"].count("receiver-secret") == 0
+    failing_text = texts[f"Webhook endpoint {failing['id']} has been failing for an hour"]
+    assert "receiver-secret" not in failing_text and "HTTP 500" in failing_text
     assert "410 Gone" in texts[f"Webhook endpoint {gone['id']} was disabled"]
