@@ -65,8 +65,8 @@ def on_event(event_type: str, obj: dict, *, event_id: str, store_id, invoice_id,
 def _invoice_facts(obj: dict) -> dict:
     """What the templates show of an invoice, from its API shape (amounts written as the API writes them)."""
     return {"invoice_id": obj["id"], "amount": obj["amount"], "currency": obj["currency"],
-                "paid_amount": obj.get("paid_amount"), "external_order_id": obj.get("external_order_id"),
-                "transaction_hash": obj.get("transaction_hash"), "paid_at": obj.get("paid_at"),
+            "paid_amount": obj.get("paid_amount"), "external_order_id": obj.get("external_order_id"),
+            "transaction_hash": obj.get("transaction_hash"), "paid_at": obj.get("paid_at"),
             "expires_at": obj.get("expires_at")}
 
 
