@@ -279,6 +279,15 @@ def users_reset_link(email, as_json):
     _emit(as_json, {"password_reset_url": url}, f"password reset for {started[0].email}, valid 1 hour, usable once:\n{url}")
 
 
+@mail_cli.command("retry", help="Send failed mail again (after fixing what the SMTP server refused).")
+@click.argument("mail_ids", nargs=-1, required=True)
+@_domain_errors
+def mail_retry(mail_ids):
+    from services.mail import mail_outbox as outbox
+
+    click.echo(f"{outbox.retry_failed(list(mail_ids), now=utcnow())} mail(s) queued again")
+
+
 def register_commands(app) -> None:
     for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, mail_cli, users_cli,
                     demo):

@@ -177,3 +177,10 @@ def shown(public_id: str) -> str | None:
     headers = [f"Message-ID: {mail.message_id}", f"To: {mail.recipient}", f"Subject: {mail.subject}",
                f"Status: {mail.status} after {mail.attempts} attempt(s); last answer: {mail.last_answer or '-'}"]
     return "\n".join(headers) + "\n\n" + mail.text_body
+
+
+def retry_failed(public_ids: list[str], *, now: dt.datetime) -> int:
+    """Send failed mail again, from its first attempt (an operator fixed what the server refused).
+    Only `failed` mail: it was never accepted, so this cannot double one. Returns how many."""
+    return Mail.update(status="pending", attempts=0, next_attempt_at=now, updated_at=now).where(
+        Mail.public_id.in_(public_ids) & (Mail.status == "failed")).execute()

@@ -60,6 +60,12 @@ def test_a_550_fails_at_once_with_the_servers_answer(app, smtp, sending):
     row = _row("nobody@example.com")
     assert row.status == "failed" and row.attempts == 1 and row.last_answer == "550 5.1.1 No such user here"
     assert send(sending).sent == 0 and smtp.to("nobody@example.com") == []
+    runner = app.test_cli_runner()                    # the operator fixed it: sent again, from its first attempt
+    retried = runner.invoke(args=["mail", "retry", row.public_id])
+    assert retried.exit_code == 0 and "1 mail(s) queued again" in retried.output
+    assert "0 mail(s)" in runner.invoke(args=["mail", "retry", row.public_id]).output    # pending now: untouched
+    assert send(sending).sent == 1 and len(smtp.to("nobody@example.com")) == 1
+    assert _row("nobody@example.com").attempts == 1
 
 
 def test_the_last_retry_marks_it_failed(app, smtp, sending):
