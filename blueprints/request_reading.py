@@ -9,8 +9,8 @@ held a thread the same way, until the body deadline (blueprints/body_deadline.py
 
 So this worker reads requests in its event loop, where gunicorn already waits on kept-alive
 connections: a readable socket is read without blocking into the connection's buffer, and only once
-the buffer holds the whole request, the head (up to the empty line that ends it) and a body of up to
-64 KiB (blueprints/request_framing.py), does the connection go to a thread, the bytes put back in
+the buffer holds the whole request, the head (up to the empty line that ends it) and its body
+(blueprints/request_framing.py), does the connection go to a thread, the bytes put back in
 front of gunicorn's own parser, which parses them as always. Nothing here decides what a request
 means: it only finds where it ends, so gunicorn and Tender never disagree about what was asked.
 * A head not all in at its deadline, or a body not all in at its own, is answered 408
@@ -21,8 +21,11 @@ means: it only finds where it ends, so gunicorn and Tender never disagree about 
   429 `rate_limited` at once and the connection closed.
 * A client that sent `Expect: 100-continue` is told to go on from here (gunicorn says so again
   later: a client reads any number of 100 answers, RFC 9110).
+* A body over 64 KiB is answered 413 `request_too_large` from here, once up to 1 MiB of it has been
+  read and dropped (so a client still sending reads the answer, not a reset), or at its deadline;
+  after `Expect: 100-continue`, at once.
 * What is not read here goes to gunicorn as it is: a head longer than gunicorn accepts (431, 414),
-  framing it refuses (400, 501), a body over 64 KiB (the app's 413, under the body deadline).
+  framing it refuses (400, 501).
 TLS and HTTP/2 with prior knowledge keep gunicorn's own path (their first bytes are no HTTP/1 head):
 Tender terminates TLS in front of gunicorn (docs/operations.md).
 """
@@ -36,8 +39,12 @@ import time
 from gunicorn.http2 import negotiation
 
 from blueprints.arriving_requests import ARRIVING
-from blueprints.request_framing import END_OF_HEAD, Framing, chunked_body_end, framing_of
+from blueprints.request_framing import (END_OF_HEAD, MAX_DRAIN_BYTES, TOO_LARGE, Framing, chunked_body_end,
+                                        framing_of)
 from blueprints.server_errors import JsonErrorsWorker
+
+# What reading a request has come to.
+WAITING, WHOLE, REFUSED_TOO_LARGE = "waiting", "whole", "too large"
 
 
 @dataclass
@@ -50,7 +57,19 @@ class _Arriving:
     searched: int = 0           # the buffer up to here holds no END_OF_HEAD
     head_end: int | None = None
     framing: Framing | None = None
+    dropping: int | None = None  # a body refused 413: how many more of its bytes to read and drop
     watched: bool = False       # registered with the event loop
+
+    def take(self, data: bytes) -> None:
+        if self.dropping is None:
+            self.buffer += data
+        else:
+            self.dropping -= len(data)
+
+    def drop_body(self, up_to: int) -> None:
+        """Keep none of the body from here on; read and drop it until `up_to` of it has come."""
+        self.dropping = up_to - (len(self.buffer) - self.head_end)
+        del self.buffer[self.head_end:]
 
     def find_head_end(self) -> bool:
         """Has the head's end just been found?"""
@@ -62,12 +81,18 @@ class _Arriving:
         self.framing = framing_of(bytes(self.buffer[:self.head_end]))
         return True
 
-    def body_complete(self) -> bool:
+    def body_state(self) -> str:
+        if self.dropping is not None:
+            return REFUSED_TOO_LARGE if self.dropping <= 0 else WAITING
         if self.framing.kind == "length":
-            return len(self.buffer) >= self.head_end + self.framing.length
+            return WHOLE if len(self.buffer) >= self.head_end + self.framing.length else WAITING
         if self.framing.kind == "chunked":
-            return chunked_body_end(self.buffer, self.head_end) is not None
-        return True
+            end = chunked_body_end(self.buffer, self.head_end)
+            if end == TOO_LARGE:
+                self.drop_body(MAX_DRAIN_BYTES)
+                return self.body_state()
+            return WAITING if end is None else WHOLE
+        return WHOLE
 
 
 def longest_head(cfg) -> int:
@@ -108,7 +133,8 @@ class ReadWholeRequestsWorker(JsonErrorsWorker):
 
     def _read(self, conn) -> None:
         request = self.arriving[conn]
-        if not self._whole(conn, request):
+        state = self._progress(conn, request)
+        if state == WAITING:
             try:
                 data = conn.sock.recv(65536)
             except (BlockingIOError, InterruptedError):
@@ -120,25 +146,35 @@ class ReadWholeRequestsWorker(JsonErrorsWorker):
                 self._close(conn)
                 return
             if data is not None:
-                request.buffer += data
-            if not self._whole(conn, request):
+                request.take(data)
+            state = self._progress(conn, request)
+            if state == WAITING:
                 if not request.watched:
                     self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
                     request.watched = True
                 return
         self._forget(conn)
+        if state == REFUSED_TOO_LARGE:
+            self._refuse(conn, 413, "request_too_large", "Request bodies are limited to 64 KiB.")
+            return
         future = self.tpool.submit(self._handle_read_request, conn, bytes(request.buffer))
         future.add_done_callback(lambda done: self.method_queue.defer(self.finish_request, conn, done))
 
-    def _whole(self, conn, request: _Arriving) -> bool:
-        """Is the request all here (or beyond what is read here: gunicorn's or the app's to judge)?"""
+    def _progress(self, conn, request: _Arriving) -> str:
+        """WHOLE once the request is all here (or is gunicorn's to judge as it is), REFUSED_TOO_LARGE
+        once enough of a body over the limit has been dropped, else WAITING."""
         if request.head_end is None:
             if not request.find_head_end():
-                return len(request.buffer) > self.longest_head
+                return WHOLE if len(request.buffer) > self.longest_head else WAITING
             request.deadline = time.monotonic() + self.settings.request_body_timeout_seconds
-            if request.framing.expects_continue and not request.body_complete():
+            framing = request.framing
+            if framing.kind == "too_large":
+                if framing.expects_continue:
+                    return REFUSED_TOO_LARGE                   # before the client sends any of it
+                request.drop_body(min(framing.length, MAX_DRAIN_BYTES))
+            elif framing.expects_continue and request.body_state() == WAITING:
                 _send_quietly(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
-        return request.body_complete()
+        return request.body_state()
 
     def _on_readable(self, conn, _sock) -> None:
         self._read(conn)
@@ -173,6 +209,9 @@ class ReadWholeRequestsWorker(JsonErrorsWorker):
             if not request.buffer and now >= request.idle_until:
                 self._forget(conn)
                 self._close(conn)
+            elif request.dropping is not None and now >= request.deadline:
+                self._forget(conn)          # a slow body over the limit: its answer is the same
+                self._refuse(conn, 413, "request_too_large", "Request bodies are limited to 64 KiB.")
             elif request.buffer and now >= request.deadline:
                 self._forget(conn)
                 part, seconds = (("headers", self.settings.request_header_timeout_seconds) if request.head_end is None

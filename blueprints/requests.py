@@ -15,6 +15,7 @@ from flask import request
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from blueprints.request_framing import MAX_DRAIN_BYTES
 from core.errors import BadRequest, RequestTimeout
 from infra.pagination import Page, PageRequest
 from schemas.common import ListQuerySchema, page_envelope
@@ -43,7 +44,6 @@ def json_body() -> dict:
 # NUL (PostgreSQL text cannot hold it) and unpaired surrogates (not encodable as UTF-8); a valid
 # pair in JSON (`"\ud83d\ude00"`) is already one code point once parsed.
 _UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
-MAX_DRAIN_BYTES = 1024 * 1024
 
 
 def _refuse_unstorable(param: str, text: str) -> None:

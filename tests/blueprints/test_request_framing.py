@@ -2,7 +2,7 @@
 framings are measured; anything else is gunicorn's to refuse at once."""
 import pytest
 
-from blueprints.request_framing import MAX_BODY_BYTES, chunked_body_end, framing_of
+from blueprints.request_framing import MALFORMED, MAX_BODY_BYTES, TOO_LARGE, chunked_body_end, framing_of
 
 
 def _head(*headers: str) -> bytes:
@@ -19,7 +19,7 @@ def _head(*headers: str) -> bytes:
     (("Content-Length: 2", "Transfer-Encoding: chunked"), "other", 0),  # and both framings
     (("Content-Length: +2",), "other", 0),
     (("Transfer-Encoding: xchunked",), "other", 0),                    # 501 from gunicorn
-    ((f"Content-Length: {MAX_BODY_BYTES + 1}",), "other", 0),          # the app's 413
+    ((f"Content-Length: {MAX_BODY_BYTES + 1}",), "too_large", MAX_BODY_BYTES + 1),    # the event loop's 413
     (("Content-Length : 2",), "other", 0),
     (("X-Folded: a", " b", "Content-Length: 2"), "other", 0),
 ])
@@ -42,9 +42,9 @@ def test_expect_100_continue_is_noticed():
     (b"0\r\nX-Trailer: 1\r\n\r\n", 19),
     (b"2\r\n{}\r\n", None),
     (b"2\r\n{}\r\n0\r\n", None),
-    (b"2\r\n{}XX0\r\n\r\n", -1),
-    (b"zz\r\n", -1),
-    (f"{MAX_BODY_BYTES + 1:x}\r\n".encode(), -1),
+    (b"2\r\n{}XX0\r\n\r\n", MALFORMED),
+    (b"zz\r\n", MALFORMED),
+    (f"{MAX_BODY_BYTES + 1:x}\r\n".encode(), TOO_LARGE),      # known from the size line, before the data
 ])
 def test_the_end_of_a_chunked_body(body, end):
     assert chunked_body_end(body, 0) == end

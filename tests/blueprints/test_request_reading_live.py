@@ -132,8 +132,9 @@ def test_fifty_slow_clients_hold_no_thread_and_get_408(live_web, store):
 def test_slow_bodies_hold_no_thread_and_get_408(live_web, store):
     """Whole heads, then bodies that never finish (announced by length, chunked, after `Expect:
     100-continue`), from more clients than the process has threads: /health and a create are
-    answered while they still wait, then each gets its 408 at the body deadline. A client at its
-    bound of arriving requests is refused its next at once."""
+    answered while they still wait, then each gets its 408 at the body deadline; bodies over the
+    limit that trickle get their 413 then. A client at its bound of arriving requests is refused
+    its next at once."""
     key = factories.make_key(store)
     starts = [post_head("/v1/invoices", key, Content_Length=100) + b"{",
               post_head("/v1/invoices", key, Transfer_Encoding="chunked") + b"2\r\n{}\r\n",
@@ -148,10 +149,17 @@ def test_slow_bodies_hold_no_thread_and_get_408(live_web, store):
         with _connect(live_web, "127.0.0.3") as one_more:
             head, _ = _answer(one_more)
         assert head.startswith(b"HTTP/1.1 429"), head
+        too_large = [_connect(live_web, f"127.0.4.{n}") for n in range(1, 5)]
+        stalled += too_large
+        for sock in too_large:           # a chunk of 64 KiB + 1 announced, a little of it sent
+            sock.sendall(post_head("/v1/invoices", key, Transfer_Encoding="chunked") + b"10001\r\n" + b" " * 1000)
         _served_quickly(live_web, store)
         assert all(_unanswered_and_open(sock) for sock in stalled)
         for sock in stalled:
             head, body = _answer(sock)
+            if sock in too_large:
+                assert head.startswith(b"HTTP/1.1 413") and b"Connection: close" in head, head
+                continue
             assert head.startswith(b"HTTP/1.1 408"), head
             assert body["error"]["code"] == "request_timeout" and "body" in body["error"]["message"]
     finally:
@@ -184,3 +192,10 @@ def test_pipelined_requests_are_each_answered_in_order(live_web, store):
                 break
             received += piece
     assert re.findall(rb"HTTP/1\.1 (\d{3}) ", received) == [b"200", b"201", b"200"]
+
+
+def test_a_body_over_the_limit_after_expect_100_continue_is_refused_at_once(live_web, store):
+    with _connect(live_web, "127.0.0.5") as sock:
+        sock.sendall(post_head("/v1/invoices", factories.make_key(store), Content_Length=10**9, Expect="100-continue"))
+        head, body = _answer(sock)
+    assert head.startswith(b"HTTP/1.1 413") and body["error"]["code"] == "request_too_large", head
