@@ -1,7 +1,7 @@
 """Buyer-facing and test-helper shapes of the payment engine (docs/payment-engine.md, docs/checkout.md)."""
 from marshmallow import RAISE, Schema, fields, validate
 
-from core import urls
+from core import networks, urls
 from models.invoices import STATUSES as INVOICE_STATUSES
 from providers.sandbox import OUTCOMES
 from schemas.fields import AmountString, EmailAddress, StrictString, UtcDateTime, one_of
@@ -48,11 +48,12 @@ class AssetSchema(Schema):
 
 
 class BuyerRefundSchema(Schema):
-    """Where a refund went: the buyer's own refund address, in the asset the buyer sent."""
+    """Where a refund went: its asset, the sum sent in it, and the address, shortened."""
 
     amount = AmountString(fiat=False)
     asset = fields.String()
-    address = fields.String(allow_none=True)
+    address = fields.Function(lambda refund: networks.shortened(refund.address), allow_none=True, metadata={
+        "description": "The address it went to, shortened (`0x1234…abcd`): enough for its owner to recognise."})
     transaction_hash = fields.String(allow_none=True)
 
 
@@ -72,10 +73,15 @@ class PublicInvoiceSchema(Schema):
     amount_due = AmountString(fiat=False, allow_none=True)                      # origin-asset units to send
     deposit_address = fields.String(allow_none=True)
     deposit_memo = fields.String(allow_none=True)
-    refund_to = fields.String(allow_none=True)                                    # the buyer's own address
+    # Shortened: anyone holding the invoice id reads this view, the payer recognises their own address.
+    refund_to = fields.Function(lambda invoice: networks.shortened(invoice.refund_to), allow_none=True, metadata={
+        "description": "The refund address the invoice was committed with, shortened (`0x1234…abcd`)."})
     amount_received = AmountString(fiat=False, allow_none=True)                 # origin-asset units seen
     amount_remaining = AmountString(fiat=False, allow_none=True)                # what an underpaid one lacks
-    refund = fields.Nested(BuyerRefundSchema, allow_none=True)
+    refund = fields.Nested(BuyerRefundSchema, allow_none=True, metadata={
+        "description": "The first of `refunds` (kept for older pages)."})
+    refunds = fields.List(fields.Nested(BuyerRefundSchema), metadata={
+        "description": "What went back to the buyer: one sum per asset and address."})
     paid_amount = AmountString(allow_none=True)
     paid_at = UtcDateTime(allow_none=True)
     expires_at = UtcDateTime()

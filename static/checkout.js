@@ -45,7 +45,8 @@
   // invoice someone else committed would send any refund to them.
   function notYours(data) {
     var typed = typedRefund();
-    return !!(typed && data.refund_to && data.deposit_address && typed !== data.refund_to &&
+    // The view shows the committed address shortened; what this browser typed is shortened alike.
+    return !!(typed && data.refund_to && data.deposit_address && Tender.shortened(typed) !== data.refund_to &&
               (OPEN.indexOf(data.status) >= 0 || data.status === "underpaid"));
   }
 
@@ -120,9 +121,12 @@
     Tender.fields("refund-tx").forEach(function (el) { el.hidden = !(refund && refund.transaction_hash); });
     Tender.setText("refund_address", (refund && refund.address) || invoice.refund_to);
     if (!refund) return;
-    var asset = assets[refund.asset];
-    Tender.setText("refund_amount", refund.amount);
-    Tender.setText("refund_asset", asset ? Tender.assetLabel(asset, networks) : refund.asset.toUpperCase());
+    // One line per asset and address: sums of different assets never add up.
+    Tender.setText("refund_sent", (invoice.refunds || [refund]).map(function (sent) {
+      var asset = assets[sent.asset];
+      var label = asset ? Tender.assetLabel(asset, networks) : sent.asset.toUpperCase();
+      return sent.amount + " " + label + (sent.address ? " to " + sent.address : "");
+    }).join("; "));
     Tender.setText("refund_hash", refund.transaction_hash);
   }
 

@@ -116,6 +116,14 @@ var Tender = (function () {
     }
   }
 
+  // An address as the buyer views show it: the first six and last four characters (core/networks.py,
+  // `shortened`, is the same rule), so what this browser typed can be compared with it.
+  function shortened(address) {
+    if (!address || address.length <= 11) return address;
+    return address.slice(0, 6) + "\u2026" + address.slice(-4);
+  }
+
   return { fields: fields, setText: setText, showError: showError, transient: transient, api: api, assetLabel: assetLabel,
-           networkLabel: networkLabel, loadAssets: loadAssets, addressProblem: addressProblem, busy: busy };
+           networkLabel: networkLabel, loadAssets: loadAssets, addressProblem: addressProblem, busy: busy,
+           shortened: shortened };
 })();

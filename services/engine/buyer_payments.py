@@ -22,7 +22,8 @@ class Refund:
 
 
 def with_payment_details(invoice: Invoice) -> Invoice:
-    """The invoice with `amount_received`, `amount_remaining` and `refund` set (None when unknown)."""
+    """The invoice with `amount_received`, `amount_remaining`, `refunds` (what went back to the
+    buyer, one sum per asset and address) and `refund` (the first of them, or None) set."""
     rows = [] if not invoice.deposit_address else list(
         Transaction.select(Transaction.type, Transaction.amount, Transaction.token, Transaction.to_wallet,
                            Transaction.transaction_hash, Transaction.verified)
@@ -35,9 +36,18 @@ def with_payment_details(invoice: Invoice) -> Invoice:
     invoice.amount_remaining = (max(invoice.amount_due - received, Decimal(0))
                                 if invoice.status == "underpaid" and received is not None and invoice.amount_due
                                 else None)
-    # An unverified refund row is keyed by the provider's reference, not by a chain transaction.
-    invoice.refund = Refund(amount=sum((row.amount for row in refunds), Decimal(0)), asset=refunds[0].token,
-                            address=refunds[0].to_wallet or invoice.refund_to,
-                            transaction_hash=refunds[0].transaction_hash if refunds[0].verified else None,
-                            ) if refunds else None
+    invoice.refunds = _by_asset_and_address(refunds, invoice.refund_to)
+    invoice.refund = invoice.refunds[0] if invoice.refunds else None
     return invoice
+
+
+def _by_asset_and_address(rows: list, refund_to: str | None) -> list[Refund]:
+    """Refunds summed per asset and address, in the order they came: amounts of different assets
+    never add up (a merchant may refund in another asset than the buyer paid with)."""
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault((row.token, row.to_wallet or refund_to), []).append(row)
+    # An unverified refund row is keyed by the provider's reference, not by a chain transaction.
+    return [Refund(amount=sum((row.amount for row in group), Decimal(0)), asset=asset, address=address,
+                   transaction_hash=group[0].transaction_hash if group[0].verified else None)
+            for (asset, address), group in groups.items()]

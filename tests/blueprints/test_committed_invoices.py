@@ -52,7 +52,8 @@ def test_a_stranger_cannot_take_a_single_use_links_committed_invoice(client, sto
 def test_a_quote_commit_with_other_details_is_refused_and_the_same_one_repeats(client, store):
     invoice = factories.make_invoice(store)
     first = commit(client, invoice.public_id, BUYER)
-    assert first.status_code == 200 and first.json["invoice"]["refund_to"] == BUYER["refund_to"]
+    assert first.status_code == 200
+    assert first.json["invoice"]["refund_to"] == BUYER["refund_to"][:6] + "…" + BUYER["refund_to"][-4:]
     assert_already_committed(commit(client, invoice.public_id, STRANGER))
     assert_already_committed(commit(client, invoice.public_id, {**BUYER, "origin_asset": "usdc.base"}))
     again = commit(client, invoice.public_id, BUYER)

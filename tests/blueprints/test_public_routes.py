@@ -78,7 +78,7 @@ def test_buyer_view_tells_what_arrived_what_is_missing_and_where_a_refund_went(c
     client.post(f"{url}/quote", json={"origin_asset": "usdc.eth", "refund_to": "0x" + "ab" * 20, "dry": False})
     before = client.get(url).json
     assert (before["amount_received"], before["amount_remaining"], before["refund"]) == (None, None, None)
-    assert before["refund_to"] == "0x" + "ab" * 20               # the buyer's own address, shown back
+    assert before["refund_to"] == "0xabab…abab"                   # the buyer's own address, shown back shortened
 
     client.post(f"/v1/test_helpers/invoices/{invoice.public_id}/pay", json={"outcome": "underpaid"}, headers=auth)
     poll_until_quiet("chain")
@@ -100,5 +100,6 @@ def test_buyer_view_of_a_refund(client, auth, invoice):
     refund_hash = next(t["transaction_hash"] for t in client.get(
         f"/v1/invoices/{invoice.public_id}/transactions", headers=auth).json["data"] if t["type"] == "refund")
     assert view["status"] == "refunded" and view["amount_remaining"] is None
-    assert view["refund"] == {"amount": "10.05", "asset": "usdc.eth", "address": "0x" + "cd" * 20,
+    assert view["refund"] == {"amount": "10.05", "asset": "usdc.eth", "address": "0xcdcd…cdcd",
                               "transaction_hash": refund_hash}
+    assert view["refunds"] == [view["refund"]]
