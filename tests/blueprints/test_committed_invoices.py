@@ -96,7 +96,8 @@ def test_concurrent_commits_with_different_addresses_have_one_winner(app, settin
     statuses = sorted(response.status_code for response in responses)
     assert statuses == [200] + [409] * (CONCURRENCY - 1), [r.json for r in responses]
     [winner] = [index for index, response in enumerate(responses) if response.status_code == 200]
-    assert responses[winner].json["invoice"]["refund_to"] == buyers[winner]["refund_to"]
+    won = buyers[winner]["refund_to"]
+    assert responses[winner].json["invoice"]["refund_to"] == won[:6] + "…" + won[-4:]      # the view shortens it
     assert refund_address_of(invoice.public_id) == buyers[winner]["refund_to"]
     for response in responses:
         if response.status_code == 409:
