@@ -70,7 +70,7 @@ class Settings:
     rate_limit_public_checkout_per_ip: int = 30
     rate_limit_public_reads_per_ip: int = 120
     trusted_proxy_hops: int = 0      # X-Forwarded-For hops to trust (docs/api.md#rate-limits)
-    request_body_timeout_seconds: int = 10      # a body still arriving after this is 408 (blueprints/body_deadline.py)
+    request_body_timeout_seconds: int = 10      # a body still arriving after this is 408 (blueprints/request_reading.py)
     request_header_timeout_seconds: int = 10    # headers still arriving after this: 408 (blueprints/request_reading.py)
     # Requests one client (an IPv4 address, an IPv6 /64) may have still arriving (headers or body) in
     # one web process; 0: no bound (the default behind trusted proxies, whose address every client shares).
