@@ -32,6 +32,7 @@ from tests.support import wordpress
 from tests.support.chromium import CHROMIUM, launched
 from tests.support.lossy_proxy import AnswerLosingProxy
 from tests.support.polling import free_port, wait_for
+from tests.support.woocommerce_shop import shop_for
 from tests.support.processes import (
     BIN, DATABASE_URL, REDIS_URL, ROOT, healthy, observer_redis, procfile_command, real_stack_env, stop,
 )
@@ -45,6 +46,8 @@ pytestmark = pytest.mark.skipif(bool(_why_not), reason=_why_not or "")
 EVM_ADDRESS = "0x" + "5e" * 20
 EVENTS = ("tender_prune_seen_events", "tender_reconcile_orders")
 TIMEOUT_MS = 30_000
+standin_only = pytest.mark.skipif(wordpress.REAL_WOOCOMMERCE, reason="drives the stand-in's own pages")
+PROCESSING = re.compile("processing", re.IGNORECASE)
 
 
 def _flask(env, *args) -> dict:
@@ -100,6 +103,11 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def shop(site):
+    return shop_for(site)
+
+
+@pytest.fixture(scope="module")
 def browser():
     with launched() as chromium:
         yield chromium
@@ -140,26 +148,22 @@ def connect_in_admin(admin, site, tender_url, key):
         page.check("#woocommerce_tender_enabled")
     page.fill("#woocommerce_tender_api_base_url", tender_url)
     page.fill("#woocommerce_tender_bootstrap_key", key)
-    page.click("#save")
+    page.click("button[name=save]")
     return page
 
 
-def place_order(buyer, site, tender_url) -> int:
+def place_order(buyer, shop, tender_url) -> int:
     """The buyer's classic checkout: Tender chosen, the order placed, and Tender's checkout opened."""
-    buyer.goto(f"{site.url}/?tender-standin=checkout&total=25.00")
-    buyer.check("#payment_method_tender")
-    buyer.click("#place_order")
+    shop.classic_checkout(buyer, "25.00")
     buyer.wait_for_url(re.compile(re.escape(tender_url) + r"/"))
     invoice_id = re.search(r"inv_[A-Za-z0-9]+", buyer.url).group(0)
     return invoice_id
 
 
 def order_of(site, invoice_id) -> dict:
-    for order_id in range(1, 200):
-        order = site.order(order_id)
-        if order and order["meta"].get("_tender_invoice_id") == invoice_id:
-            return order
-    raise AssertionError(f"no order holds {invoice_id}")
+    order_id = site.cli("order-of-invoice", invoice_id)["id"]
+    assert order_id, f"no order holds {invoice_id}"
+    return site.order(order_id)
 
 
 def pay_on_hosted_checkout(buyer) -> float:
@@ -186,15 +190,15 @@ def signed_post(site, body: bytes, *, secret: str, integration: str, timestamp: 
     return requests.post(site.webhook_url, data=body, headers=headers, timeout=20)
 
 
-def test_activation_declares_hpos_and_blocks_and_offers_nothing_unconnected(site):
+def test_activation_declares_hpos_and_blocks_and_offers_nothing_unconnected(site, shop):
     assert site.cli("plugin-active", wordpress.PLUGIN_FILE)["active"]
     assert site.seen_events() == []                                   # the table exists, empty
-    methods = requests.get(f"{site.url}/?rest_route=/wc/store/v1/standin-payment-methods", timeout=20).json()
-    assert methods["features"]["custom_order_tables"] == {wordpress.PLUGIN_FILE: True}
-    assert methods["features"]["cart_checkout_blocks"] == {wordpress.PLUGIN_FILE: True}
-    assert methods["paymentMethodData"] == []                         # not connected: not offered
-    checkout = requests.get(f"{site.url}/?tender-standin=checkout", timeout=20).text
-    assert "payment_method_tender" not in checkout
+    if not shop.real:
+        methods = requests.get(f"{site.url}/?rest_route=/wc/store/v1/standin-payment-methods", timeout=20).json()
+        assert methods["features"]["custom_order_tables"] == {wordpress.PLUGIN_FILE: True}
+        assert methods["features"]["cart_checkout_blocks"] == {wordpress.PLUGIN_FILE: True}
+        assert methods["paymentMethodData"] == []                     # not connected: not offered
+    assert not shop.checkout_offers_tender()
     # Event ids are remembered for 30 days: a daily WP-Cron clean-up, scheduled at activation.
     assert site.cli("next-scheduled", "tender_prune_seen_events")["at"] > time.time()
     site.cli("seen-add", "evt_old", str(int(time.time()) - 31 * 86400))
@@ -234,7 +238,7 @@ def test_a_connect_whose_answer_was_lost_is_retried(tender, unready, site):
 
 
 def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_keeps_and_uninstall_removes(
-        tender, unready, site, admin, buyer):
+        tender, unready, site, admin, buyer, shop):
     api, store = tender["api"], unready
     page = settings_page(admin, site)
     expect(page.locator("[data-tender-status=connected]")).to_be_visible()
@@ -244,10 +248,8 @@ def test_no_payout_wallet_warns_and_refuses_checkout_then_deactivation_keeps_and
     assert site.option("tender_api_key").startswith("sk_live_")
     assert "USD" in site.option("tender_connection")["supported_currencies"]   # from Tender's status answer
 
-    buyer.goto(f"{site.url}/?tender-standin=checkout")
-    buyer.check("#payment_method_tender")
-    buyer.click("#place_order")
-    expect(buyer.locator(".woocommerce-error")).to_contain_text("cannot take crypto payments yet")
+    shop.classic_checkout(buyer, "25.00")
+    expect(shop.checkout_error(buyer)).to_contain_text("cannot take crypto payments yet")
 
     # Deactivation keeps the connection: Tender still accepts the key, every option stays, the
     # WP-Cron events stop and come back on activation.
@@ -285,19 +287,20 @@ def connected(tender, site, admin):
 
 
 @pytest.fixture(scope="module")
-def paid(connected, site, browser):
+def paid(connected, site, browser, shop):
     """One order through the whole flow, as a buyer does it."""
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
-    invoice_id = place_order(page, site, connected["api"].url)
+    invoice_id = place_order(page, shop, connected["api"].url)
     order = order_of(site, invoice_id)
     clicked = pay_on_hosted_checkout(page)
     order, seconds = wait_paid(site, order["id"], since=clicked)
     print(f"\nwoocommerce e2e: sandbox payment clicked -> order {order['id']} paid in {seconds:.2f} s")
     page.click("#return-link")
     page.wait_for_url(re.compile(r"order-received="))
-    assert page.locator("#order-status").inner_text() == "processing"
+    if not shop.real:
+        assert page.locator("#order-status").inner_text() == "processing"
     context.close()
     return {"order_id": order["id"], "invoice_id": invoice_id, "seconds": seconds}
 
@@ -307,7 +310,8 @@ def test_an_order_is_paid_exactly_once(connected, paid, site):
     invoice = api.call("GET", f"/v1/invoices/{paid['invoice_id']}", connected["merchant_key"]).json()
     assert invoice["status"] == "paid"
     assert invoice["external_order_id"] == str(paid["order_id"])
-    assert invoice["return_url"].startswith(f"{site.url}/?order-received={paid['order_id']}&key=wc_order_")
+    assert invoice["return_url"].startswith(f"{site.url}/?")
+    assert f"order-received={paid['order_id']}&key=wc_order_" in invoice["return_url"]
     assert invoice["amount"] == "25.00" and invoice["currency"] == "USD"
     # Every later event (settled, …) arrives and changes nothing more.
     wait_for(lambda: any("invoice.settled" in note for note in site.order(paid["order_id"])["notes"]), timeout=60,
@@ -350,6 +354,7 @@ def test_forged_stale_and_foreign_deliveries_are_refused(connected, paid, site):
     assert site.seen_events() == seen and site.order(paid["order_id"]) == order
 
 
+@standin_only
 def test_blocks_checkout_and_a_second_attempt_reuse_the_invoice(connected, site):
     placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
                            json={"payment_method": "tender", "total": "12.34"}, timeout=30).json()
@@ -370,14 +375,14 @@ def test_blocks_checkout_and_a_second_attempt_reuse_the_invoice(connected, site)
     assert data["scripts"]["tender"] == ["tender-blocks"]
 
 
-def test_the_checkout_block_in_chromium_sends_the_buyer_to_tender(connected, site, buyer):
-    """assets/js/blocks.js, served by the site, in the stand-in's Checkout block (WordPress's own
-    wp-element and wp-i18n): its label is shown, and placing the order goes to Tender's checkout."""
-    buyer.goto(f"{site.url}/?tender-standin=checkout-block&total=6.00")
-    method = buyer.locator("[data-method=tender]")
-    expect(method).to_contain_text("Crypto (Tender)")
-    expect(method).to_contain_text("Pay with crypto on Tender's secure checkout page.")
-    buyer.check("#radio-control-wc-payment-method-options-tender")
+def test_the_checkout_block_in_chromium_sends_the_buyer_to_tender(connected, site, buyer, shop):
+    """assets/js/blocks.js, served by the site, in the Checkout block (the stand-in's, on WordPress's
+    own wp-element and wp-i18n, or WooCommerce's): its label is shown, and placing the order goes
+    to Tender's checkout."""
+    shop.block_checkout(buyer, "6.00")
+    expect(buyer.get_by_text("Crypto (Tender)").first).to_be_visible()
+    buyer.check("#radio-control-wc-payment-method-options-tender", force=True)
+    expect(buyer.get_by_text("Pay with crypto on Tender's secure checkout page.").first).to_be_visible()
     buyer.click(".wc-block-components-checkout-place-order-button")
     buyer.wait_for_url(re.compile(re.escape(connected["api"].url) + r"/"))
     invoice_id = re.search(r"inv_[A-Za-z0-9]+", buyer.url).group(0)
@@ -386,14 +391,14 @@ def test_the_checkout_block_in_chromium_sends_the_buyer_to_tender(connected, sit
     assert order_of(site, invoice_id)["status"] == "pending"
 
 
-def test_blocked_notifications_orders_still_complete_by_reconciliation_and_the_button(connected, site, admin):
+def test_blocked_notifications_orders_still_complete_by_reconciliation_and_the_button(connected, site, admin, shop):
     """A firewall answers 403 to every notification: the order screen's "Check payment status" and
     the WP-Cron reconciliation each complete an order from Tender's answer, and the notifications
     let through afterwards complete nothing a second time."""
     api, key = connected["api"], connected["merchant_key"]
     site.cli("set-option", "tender_test_block_notifications", "true")
     try:
-        orders = [store_api_order(site, total) for total in ("7.00", "8.00")]
+        orders = [store_api_order(shop, site, total) for total in ("7.00", "8.00")]
         for _, invoice_id in orders:
             assert api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", key, json={}).status_code == 202
         for _, invoice_id in orders:
@@ -403,9 +408,9 @@ def test_blocked_notifications_orders_still_complete_by_reconciliation_and_the_b
         (by_button, _), (by_cron, _) = orders
         assert site.order(by_button)["status"] == site.order(by_cron)["status"] == "pending"
 
-        admin.goto(f"{site.url}/wp-admin/admin.php?page=wc-orders&id={by_button}")
+        shop.order_screen(admin, by_button)
         admin.click("#tender-check-payment")
-        expect(admin.locator("#order-status")).to_have_text("processing")
+        expect(shop.screen_status(admin)).to_have_text(PROCESSING)
         site.cli("do-action", "tender_reconcile_orders")                    # what WP-Cron runs every 5 minutes
         for order_id in (by_button, by_cron):
             order = site.order(order_id)
@@ -422,10 +427,9 @@ def test_blocked_notifications_orders_still_complete_by_reconciliation_and_the_b
     assert site.order(orders[1][0])["payment_complete_calls"] == 1
 
 
-def store_api_order(site, total: str) -> tuple[int, str]:
+def store_api_order(shop, site, total: str) -> tuple[int, str]:
     """An order placed through the Checkout block's Store API: (order id, its invoice id)."""
-    placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
-                           json={"payment_method": "tender", "total": total}, timeout=30).json()
+    placed = shop.store_api_order(total)
     assert placed["payment_result"]["payment_status"] == "success", placed
     return placed["order_id"], site.order(placed["order_id"])["meta"]["_tender_invoice_id"]
 
@@ -435,12 +439,13 @@ def pay_again(site, order_id) -> requests.Response:
     return requests.post(f"{site.url}/?tender-standin=order-pay&order={order_id}", allow_redirects=False, timeout=30)
 
 
-def test_an_invoice_for_an_older_total_is_never_reused_nor_completes_the_order(connected, site):
+@standin_only
+def test_an_invoice_for_an_older_total_is_never_reused_nor_completes_the_order(connected, site, shop):
     """The administrator edits an unpaid order (1.00 -> 1000.00 USD) after its invoice was made:
     "Pay for this order" does not send the buyer to the old invoice, and paying it anyway puts the
     order on hold with a note instead of completing it."""
     api, key = connected["api"], connected["merchant_key"]
-    order_id, invoice_id = store_api_order(site, "1.00")
+    order_id, invoice_id = store_api_order(shop, site, "1.00")
     site.cli("edit-order", str(order_id), "1000.00", "USD")
     again = pay_again(site, order_id)
     assert again.status_code == 400 and "Location" not in again.headers
@@ -468,12 +473,13 @@ def redeliver_latest(api, key, site, invoice_id) -> None:
     assert api.call("POST", f"/v1/webhook-deliveries/{delivery['id']}/redeliver", key).status_code == 202
 
 
-def test_a_deposit_the_provider_sent_back_leaves_the_order_payable(connected, site):
+@standin_only
+def test_a_deposit_the_provider_sent_back_leaves_the_order_payable(connected, site, shop):
     """The buyer's deposit bounces (the sandbox's `refunded` outcome): the unpaid order is not
     marked Refunded, and "Pay for this order" gets a fresh invoice. The shop is blocked while the
     invoice moves, so the plugin reads only its final state, as after any delay."""
     api, key = connected["api"], connected["merchant_key"]
-    order_id, invoice_id = store_api_order(site, "5.00")
+    order_id, invoice_id = store_api_order(shop, site, "5.00")
     site.cli("set-option", "tender_test_block_notifications", "true")
     try:
         paid = api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", key, json={"outcome": "refunded"})
@@ -493,7 +499,7 @@ def test_a_deposit_the_provider_sent_back_leaves_the_order_payable(connected, si
     assert fresh != invoice_id and again.headers["Location"].endswith(fresh)
 
 
-def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, site, admin):
+def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, site, admin, shop):
     old_secret, old_key = site.option("tender_webhook_secret"), site.option("tender_api_key")
     page = settings_page(admin, site)
     page.click("button[name=tender_action][value=reconnect]")
@@ -504,21 +510,19 @@ def test_a_reconnect_rotates_and_the_double_signature_verifies(connected, paid, 
     api = connected["api"]
     assert api.call("GET", "/v1/integration/woocommerce/status", old_key).status_code == 401
 
-    placed = requests.post(f"{site.url}/?rest_route=/wc/store/v1/checkout",
-                           json={"payment_method": "tender", "total": "9.00"}, timeout=30).json()
-    invoice_id = site.order(placed["order_id"])["meta"]["_tender_invoice_id"]
+    order_id, invoice_id = store_api_order(shop, site, "9.00")
     before = len(site.deliveries())
     started = time.time()
     pay = api.call("POST", f"/v1/test_helpers/invoices/{invoice_id}/pay", connected["merchant_key"], json={})
     assert pay.status_code == 202, pay.text
-    order, seconds = wait_paid(site, placed["order_id"], since=started)
+    order, seconds = wait_paid(site, order_id, since=started)
     print(f"\nwoocommerce e2e: sandbox payment (API) -> order {order['id']} paid in {seconds:.2f} s")
     assert order["payment_complete_calls"] == 1
     signatures = [d["HTTP_X_TENDER_SIGNATURE"] for d in site.deliveries()[before:] if d["status"] == 200]
     assert signatures and all(s.count("v1=") == 2 for s in signatures), signatures
 
 
-def test_a_full_refund_from_the_order_screen_ends_the_order_refunded(connected, paid, site, admin):
+def test_a_full_refund_from_the_order_screen_ends_the_order_refunded(connected, paid, site, admin, shop):
     """Tender has the refunds API, so the order screen offers the refund button (without it, the
     plugin's probe says no and the button is not offered: plugins/woocommerce/tests/unit/RefundsTest.php)."""
     api, key = connected["api"], connected["merchant_key"]
@@ -526,15 +530,11 @@ def test_a_full_refund_from_the_order_screen_ends_the_order_refunded(connected, 
     # the refund is refused as still converting, so wait for it rather than race it.
     wait_for(lambda: api.call("GET", f"/v1/invoices/{paid['invoice_id']}/status", key).json()["received_amount"],
              timeout=60, what="the invoice's settlement")
-    admin.goto(f"{site.url}/wp-admin/admin.php?page=wc-orders&id={paid['order_id']}")
-    expect(admin.locator("#order-status")).to_have_text("processing")
-    expect(admin.locator("#do-api-refund")).to_have_text("Refund via Tender (crypto)")
+    shop.order_screen(admin, paid["order_id"])
+    expect(shop.screen_status(admin)).to_have_text(PROCESSING)
     # The whole amount, refunded from the order screen; the merchant funds it (the sandbox's
     # helper); Tender's refund and invoice events then bring the order to refunded.
-    admin.fill("#refund_amount", "25.00")
-    admin.fill("#refund_reason", "damaged")
-    admin.click("#do-api-refund")
-    answer = admin.locator("body").inner_text()
+    answer = shop.refund(admin, "25.00", "damaged")
     assert json.loads(answer)["success"] is True, answer
     notes = site.order(paid["order_id"])["notes"]
     created = [note for note in notes if note.startswith("Tender: refund ref_")]

@@ -1,7 +1,12 @@
 """A real WordPress for the WooCommerce plugin's tests: Debian's `wordpress` package on MariaDB,
 served by `php -S` on an ephemeral 127.0.0.1 port, with the plugin installed from the zip
 merchants get (`make woocommerce-zip`) and the WooCommerce stand-in
-(plugins/woocommerce/tests/standin/, WooCommerce itself cannot be installed here).
+(plugins/woocommerce/tests/standin/; CI cannot download WooCommerce).
+
+With WORDPRESS_DIR and WOOCOMMERCE_DIR naming a WordPress and a WooCommerce the merchant
+downloaded (unpacked release folders), the same site is built from them instead, and
+WOOCOMMERCE_HPOS=1 or 0 turns WooCommerce's custom order tables on or off (unset: WooCommerce's
+default). Nothing of either is kept in this repository.
 
 The site is a folder of links to /usr/share/wordpress beside its own wp-config.php and
 wp-content; plugins/woocommerce/tests/wordpress/router.php makes WordPress load that config.
@@ -25,7 +30,9 @@ import zipfile
 from tests.support.polling import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDPRESS = Path("/usr/share/wordpress")
+WORDPRESS = Path(os.environ.get("WORDPRESS_DIR") or "/usr/share/wordpress")
+WOOCOMMERCE_DIR = os.environ.get("WOOCOMMERCE_DIR")
+REAL_WOOCOMMERCE = bool(WOOCOMMERCE_DIR)
 HARNESS = ROOT / "plugins" / "woocommerce" / "tests" / "wordpress"
 STANDIN = ROOT / "plugins" / "woocommerce" / "tests" / "standin" / "woocommerce"
 PLUGIN_DIR = ROOT / "plugins" / "woocommerce" / "tender-for-woocommerce"
@@ -38,7 +45,10 @@ def missing() -> str | None:
     if not shutil.which("php"):
         return "php-cli is missing (apt-get install php-cli php-mysql; .ci/run installs them)"
     if not (WORDPRESS / "wp-settings.php").exists():
-        return "Debian's wordpress package is missing (apt-get install wordpress; .ci/run installs it)"
+        return (f"WORDPRESS_DIR={WORDPRESS} holds no WordPress" if os.environ.get("WORDPRESS_DIR") else
+                "Debian's wordpress package is missing (apt-get install wordpress; .ci/run installs it)")
+    if REAL_WOOCOMMERCE and not (Path(WOOCOMMERCE_DIR) / "woocommerce.php").exists():
+        return f"WOOCOMMERCE_DIR={WOOCOMMERCE_DIR} holds no WooCommerce"
     if subprocess.run(["php", "-r", "exit(extension_loaded('mysqli') ? 0 : 1);"]).returncode:
         return "php-mysql is missing (apt-get install php-mysql)"
     host, port = _db_host()
@@ -80,6 +90,7 @@ class WordPressSite:
         self.webhook_url = f"{self.url}/?wc-api=tender"
         self.probe_file = workdir / "deliveries.jsonl"
         self.process: subprocess.Popen | None = None
+        self.shop: dict = {}
 
     # -- building and starting ---------------------------------------------------------------
     def _layout(self) -> None:
@@ -91,7 +102,7 @@ class WordPressSite:
         (content / "plugins").mkdir(parents=True)
         (content / "mu-plugins").mkdir()
         (content / "themes").symlink_to(WORDPRESS / "wp-content" / "themes")
-        (content / "plugins" / "woocommerce").symlink_to(STANDIN)
+        (content / "plugins" / "woocommerce").symlink_to(Path(WOOCOMMERCE_DIR) if REAL_WOOCOMMERCE else STANDIN)
         with zipfile.ZipFile(build_zip(self.workdir)) as archive:      # the merchant's zip, unpacked
             archive.extractall(content / "plugins")
         (content / "mu-plugins" / "tender-test-probe.php").symlink_to(HARNESS / "mu-probe.php")
@@ -102,6 +113,7 @@ class WordPressSite:
             "DB_CHARSET": "utf8mb4", "DB_COLLATE": "", "WP_HOME": self.url, "WP_SITEURL": self.url,
             "WP_CONTENT_DIR": str(content), "WP_CONTENT_URL": f"{self.url}/wp-content",
             "TENDER_TEST_PROBE_FILE": str(self.probe_file), "WP_DEBUG_LOG": str(self.workdir / "debug.log"),
+            "TENDER_TEST_HPOS": os.environ.get("WOOCOMMERCE_HPOS", ""),
             **{name: secrets.token_hex(32) for name in ("AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY",
                                                           "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT",
                                                           "NONCE_SALT")},
@@ -119,8 +131,9 @@ class WordPressSite:
         self._layout()
         self.cli("create-database")
         self.cli("install", ADMIN_PASSWORD)
-        for plugin in ("woocommerce/woocommerce.php", PLUGIN_FILE):
-            assert self.cli("activate", plugin)["activated"], plugin
+        assert self.cli("activate", "woocommerce/woocommerce.php")["activated"]
+        self.shop = self.cli("shop-setup")        # a real WooCommerce: currency, pages, HPOS
+        assert self.cli("activate", PLUGIN_FILE)["activated"]
         log = open(self.workdir / "php-server.log", "ab")
         env = {**os.environ, "PHP_CLI_SERVER_WORKERS": "4"}
         self.process = subprocess.Popen(["php", "-S", self.host, "-t", str(self.docroot), str(HARNESS / "router.php")],

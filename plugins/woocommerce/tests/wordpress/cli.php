@@ -8,6 +8,9 @@
  *   activate PLUGIN_FILE            activate_plugin (runs the plugin's activation hook)
  *   option NAME | set-option NAME JSON
  *   order ID                        an order as the plugin left it (status, meta, notes)
+ *   order-of-invoice INVOICE_ID     the order whose Tender invoice it is
+ *   shop-setup                      a real WooCommerce made ready to sell (nothing for the stand-in)
+ *   product PRICE                   a virtual product at that price (a real WooCommerce)
  *   edit-order ID TOTAL CURRENCY    what an administrator's edit of an unpaid order changes
  *   seen-events                     the plugin's once-per-event table
  *   seen-add EVENT_ID SEEN_AT       a row in it, as if seen then
@@ -84,25 +87,32 @@ switch ( $command ) {
 		$out = array( 'value' => get_option( $args[0], null ) );
 		break;
 	case 'order':
-		$order = wc_get_order( (int) $args[0] );
-		$meta  = array();
-		foreach ( get_post_meta( (int) $args[0] ) as $key => $values ) {
-			$meta[ $key ] = maybe_unserialize( $values[0] );
-		}
-		$out = $order ? array(
-			'id'                     => $order->get_id(),
-			'status'                 => $order->get_status(),
-			'is_paid'                => $order->is_paid(),
-			'transaction_id'         => $order->get_transaction_id(),
-			'notes'                  => array_values( get_post_meta( (int) $args[0], '_standin_note', false ) ),
-			'payment_complete_calls' => (int) ( $meta['_standin_payment_complete_calls'] ?? 0 ),
-			'paid_at'                => isset( $meta['_standin_paid_at'] ) ? (float) $meta['_standin_paid_at'] : null,
-			'meta'                   => $meta,
-		) : null;
+		$out = defined( 'WC_STANDIN' ) ? tender_test_standin_order( (int) $args[0] ) : tender_test_order( (int) $args[0] );
+		break;
+	case 'order-of-invoice':
+		$found = array_filter( wc_get_orders( array( 'limit' => -1 ) ), static fn ( $order ) => $order->get_meta( '_tender_invoice_id' ) === $args[0] );
+		$out   = array( 'id' => $found ? reset( $found )->get_id() : null );
+		break;
+	case 'shop-setup':
+		$out = defined( 'WC_STANDIN' ) ? array( 'hpos' => false ) : tender_test_shop_setup();
+		break;
+	case 'product':
+		$product = new WC_Product_Simple();
+		$product->set_name( 'Coffee ' . $args[0] );
+		$product->set_regular_price( $args[0] );
+		$product->set_virtual( true );
+		$out = array( 'id' => $product->save() );
 		break;
 	case 'edit-order':
-		update_post_meta( (int) $args[0], '_order_total', $args[1] );
-		update_post_meta( (int) $args[0], '_order_currency', $args[2] );
+		$order = wc_get_order( (int) $args[0] );
+		if ( defined( 'WC_STANDIN' ) ) {
+			update_post_meta( (int) $args[0], '_order_total', $args[1] );
+			update_post_meta( (int) $args[0], '_order_currency', $args[2] );
+		} else {   // as an administrator's edit does: another total, another currency
+			$order->set_total( $args[1] );
+			$order->set_currency( $args[2] );
+			$order->save();
+		}
 		$out = array( 'edited' => (int) $args[0] );
 		break;
 	case 'next-scheduled':
@@ -125,3 +135,91 @@ switch ( $command ) {
 		exit( 2 );
 }
 echo json_encode( $out ), "\n";
+
+/** The stand-in's order: its notes and payment_complete calls as it records them. */
+function tender_test_standin_order( int $id ): ?array {
+	$order = wc_get_order( $id );
+	$meta  = array();
+	foreach ( get_post_meta( $id ) as $key => $values ) {
+		$meta[ $key ] = maybe_unserialize( $values[0] );
+	}
+	return $order ? array(
+		'id'                     => $order->get_id(),
+		'status'                 => $order->get_status(),
+		'is_paid'                => $order->is_paid(),
+		'transaction_id'         => $order->get_transaction_id(),
+		'notes'                  => array_values( get_post_meta( $id, '_standin_note', false ) ),
+		'payment_complete_calls' => (int) ( $meta['_standin_payment_complete_calls'] ?? 0 ),
+		'paid_at'                => isset( $meta['_standin_paid_at'] ) ? (float) $meta['_standin_paid_at'] : null,
+		'meta'                   => $meta,
+	) : null;
+}
+
+/** A real WooCommerce's order (posts or HPOS): notes oldest first, completions from the probe's log. */
+function tender_test_order( int $id ): ?array {
+	$order = wc_get_order( $id );
+	if ( ! $order ) {
+		return null;
+	}
+	$meta = array();
+	foreach ( $order->get_meta_data() as $item ) {
+		$meta[ $item->key ] = $item->value;
+	}
+	$notes = array_reverse( array_map( static fn ( $note ) => $note->content, wc_get_order_notes( array( 'order_id' => $id ) ) ) );
+	$log   = is_file( TENDER_TEST_PROBE_FILE . '.completions' ) ? file( TENDER_TEST_PROBE_FILE . '.completions', FILE_IGNORE_NEW_LINES ) : array();
+	$times = array();
+	foreach ( $log as $line ) {
+		[ $order_id, $at ] = explode( ' ', $line );
+		if ( (int) $order_id === $id ) {
+			$times[] = (float) $at;
+		}
+	}
+	return array(
+		'id'                     => $id,
+		'status'                 => $order->get_status(),
+		'is_paid'                => $order->is_paid(),
+		'transaction_id'         => $order->get_transaction_id(),
+		'notes'                  => $notes,
+		'payment_complete_calls' => count( $times ),
+		'paid_at'                => $times ? min( $times ) : null,
+		'meta'                   => $meta,
+	);
+}
+
+/**
+ * A real WooCommerce made ready to sell: USD, a US store, no "coming soon" page, no setup wizard,
+ * HPOS as TENDER_TEST_HPOS says, and two checkout pages (the classic shortcode and the Checkout block).
+ */
+function tender_test_shop_setup(): array {
+	foreach ( array( 'woocommerce_currency' => 'USD', 'woocommerce_default_country' => 'US:CA', 'woocommerce_store_address' => '1 Test Street', 'woocommerce_store_city' => 'Testville', 'woocommerce_store_postcode' => '94016', 'woocommerce_coming_soon' => 'no', 'woocommerce_calc_taxes' => 'no', 'woocommerce_onboarding_profile' => array( 'skipped' => true ) ) as $name => $value ) {
+		update_option( $name, $value );
+	}
+	delete_transient( '_wc_activation_redirect' );
+	if ( '' !== (string) TENDER_TEST_HPOS ) {
+		$enabled = '1' === (string) TENDER_TEST_HPOS;
+		if ( $enabled ) {
+			wc_get_container()->get( \Automattic\WooCommerce\Internal\DataStores\Orders\DataSynchronizer::class )->create_database_tables();
+		}
+		update_option( 'woocommerce_custom_orders_table_enabled', $enabled ? 'yes' : 'no' );
+		update_option( 'woocommerce_feature_custom_order_tables_enabled', $enabled ? 'yes' : 'no' );
+		update_option( 'woocommerce_custom_orders_table_data_sync_enabled', 'no' );
+	}
+	$pages = array();
+	foreach ( array( 'tender-classic-checkout' => '<!-- wp:shortcode -->[woocommerce_checkout]<!-- /wp:shortcode -->', 'tender-block-checkout' => tender_test_checkout_block_markup() ) as $slug => $content ) {
+		$id = wp_insert_post( array( 'post_type' => 'page', 'post_status' => 'publish', 'post_name' => $slug, 'post_title' => 'Checkout (' . $slug . ')', 'post_content' => $content ) );
+		$pages[ $slug ] = get_permalink( $id );
+	}
+	return array( 'hpos' => \Automattic\WooCommerce\Utilities\OrderUtil::custom_orders_table_usage_is_enabled(), 'pages' => $pages, 'version' => WC()->version );
+}
+
+/** The Checkout block's markup, as this WooCommerce writes it for a new shop's checkout page. */
+function tender_test_checkout_block_markup(): string {
+	if ( method_exists( 'WC_Install', 'get_checkout_block_content' ) ) {
+		$method = new ReflectionMethod( 'WC_Install', 'get_checkout_block_content' );
+		$method->setAccessible( true );
+		return $method->invoke( null );
+	}
+	$template = (string) file_get_contents( WP_PLUGIN_DIR . '/woocommerce/packages/woocommerce-blocks/templates/templates/checkout.html' );
+	preg_match( '#<!-- wp:woocommerce/checkout .*<!-- /wp:woocommerce/checkout -->#s', $template, $found );
+	return $found[0];
+}

@@ -10,6 +10,17 @@
  * plugin activates: the stand-in is not WooCommerce 8, and the real pair runs with WORDPRESS_DIR.
  */
 
+// Each payment_complete() that WooCommerce runs, one line each (the stand-in counts its own): a
+// real WooCommerce's orders are counted here, and a line is never lost to a concurrent request.
+add_action(
+	'woocommerce_pre_payment_complete',
+	static function ( $order_id ) {
+		if ( defined( 'TENDER_TEST_PROBE_FILE' ) && ! defined( 'WC_STANDIN' ) ) {
+			file_put_contents( TENDER_TEST_PROBE_FILE . '.completions', (int) $order_id . ' ' . microtime( true ) . "\n", FILE_APPEND | LOCK_EX );
+		}
+	}
+);
+
 if ( version_compare( $GLOBALS['wp_version'], '6.2', '<' ) ) {
 	$GLOBALS['wp_version'] = '6.2';
 }

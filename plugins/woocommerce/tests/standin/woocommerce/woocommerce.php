@@ -24,6 +24,7 @@
 defined( 'ABSPATH' ) || exit;
 
 define( 'WC_PLUGIN_FILE', __FILE__ );
+define( 'WC_STANDIN', true );   // the test harness asks: stand-in, or a real WooCommerce
 define( 'WC_VERSION', '10.4.0-dev' );
 
 require_once __DIR__ . '/includes/settings-and-gateway.php';

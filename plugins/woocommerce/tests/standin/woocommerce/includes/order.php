@@ -178,7 +178,8 @@ function wc_get_orders( $args ) {
 			$orders[] = $order;
 		}
 	}
-	return array_slice( $orders, 0, (int) ( $args['limit'] ?? 10 ) );
+	$limit = (int) ( $args['limit'] ?? 10 );
+	return $limit < 0 ? $orders : array_slice( $orders, 0, $limit );
 }
 
 /**
