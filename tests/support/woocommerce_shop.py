@@ -4,7 +4,9 @@ in Chromium, an order through the Store API, the order screen's status and its r
 from __future__ import annotations
 
 import re
+import time
 
+from playwright.sync_api import expect
 import requests
 
 from tests.support import wordpress
@@ -41,8 +43,8 @@ class StandinShop:
     def order_screen(self, admin, order_id: int) -> None:
         admin.goto(f"{self.site.url}/wp-admin/admin.php?page=wc-orders&id={order_id}")
 
-    def screen_status(self, admin):
-        return admin.locator("#order-status")
+    def expect_status(self, admin, status: str) -> None:
+        expect(admin.locator("#order-status")).to_have_text(status)
 
     def refund(self, admin, amount: str, reason: str) -> str:
         assert admin.locator("#do-api-refund").inner_text() == "Refund via Tender (crypto)"
@@ -106,8 +108,8 @@ class RealShop(StandinShop):
                 else f"post.php?post={order_id}&action=edit")
         admin.goto(f"{self.site.url}/wp-admin/{path}")
 
-    def screen_status(self, admin):
-        return admin.locator("#select2-order_status-container")
+    def expect_status(self, admin, status: str) -> None:
+        expect(admin.locator("#order_status")).to_have_value(f"wc-{status}", timeout=15_000)
 
     def refund(self, admin, amount: str, reason: str) -> str:
         admin.click("button.refund-items")
@@ -116,9 +118,23 @@ class RealShop(StandinShop):
         button = admin.locator("button.do-api-refund")
         assert re.search(r"via Tender \(crypto\)", button.inner_text()), button.inner_text()
         admin.once("dialog", lambda dialog: dialog.accept())
-        with admin.expect_response(re.compile(r"admin-ajax\.php")) as answer:
+        answers = []
+
+        def keep_refund_answer(route):      # read before WooCommerce reloads the page on success
+            answer = route.fetch()
+            if "woocommerce_refund_line_items" in (route.request.post_data or ""):
+                answers.append(answer.text())
+            route.fulfill(response=answer)
+        admin.route(re.compile(r"admin-ajax\.php"), keep_refund_answer)
+        try:
             button.click()
-        return answer.value.text()
+            admin.wait_for_load_state()
+            deadline = time.monotonic() + 30
+            while not answers and time.monotonic() < deadline:
+                admin.wait_for_timeout(100)
+        finally:
+            admin.unroute(re.compile(r"admin-ajax\.php"))
+        return answers[0] if answers else ""
 
 
 def shop_for(site):

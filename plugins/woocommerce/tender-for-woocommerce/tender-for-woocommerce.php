@@ -66,6 +66,9 @@ add_action(
 		);
 		// Tender's deliveries arrive at ?wc-api=tender (the webhook_url sent at connect).
 		add_action( 'woocommerce_api_tender', array( Tender_Webhook_Endpoint::class, 'handle_request' ) );
+		// The settings page's own buttons (Retry connect, Check status, Reconnect) submit the settings
+		// form without WooCommerce's "save" field: WooCommerce saves (nonce checked) only if told so.
+		add_filter( 'woocommerce_save_settings_checkout_tender', static fn ( $save ) => $save || isset( $_POST['tender_action'] ) ); // phpcs:ignore WordPress.Security.NonceVerification -- WooCommerce checks the form's nonce before saving
 		add_action( 'woocommerce_order_actions_end', array( Tender_Order_Screen::class, 'button' ) );
 		add_action( 'admin_post_' . Tender_Order_Screen::ACTION, array( Tender_Order_Screen::class, 'handle' ) );
 	}

@@ -37,7 +37,8 @@ function wc_standin_settings_screen() {
 		echo '</ul></div>';
 		return;
 	}
-	if ( 'POST' === $_SERVER['REQUEST_METHOD'] ) {
+	// WC_Admin_Menus::save_settings: only a form that says "save" (or a section's filter) is saved.
+	if ( 'POST' === $_SERVER['REQUEST_METHOD'] && apply_filters( "woocommerce_save_settings_checkout_{$section}", ! empty( $_POST['save'] ) ) ) {
 		check_admin_referer( 'woocommerce-settings' );
 		do_action( 'woocommerce_update_options_payment_gateways_' . $section );
 	}
