@@ -577,7 +577,7 @@ def check_runs(args) -> int:
             reports.append(check(args))
         except Exception as error:        # the run's report (with its error) was printed; the next run goes on
             reports.append({"error": f"{type(error).__name__}: {error}"})
-        log(cluster_report.summary(reports[-1:]).splitlines()[0])
+        log(cluster_report.summary(reports[-1:], first=number).splitlines()[0])
     print(cluster_report.summary(reports), flush=True)
     return 0 if all(cluster_report.run_passed(report) for report in reports) else 1
 

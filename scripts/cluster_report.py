@@ -51,10 +51,10 @@ def run_passed(report: dict) -> bool:
         over_budget(fault) for fault in report["faults"]) and not report.get("totals", {}).get("invoices_doubled")
 
 
-def summary(reports: list[dict]) -> str:
-    """Every run's figures, one line per fault, and the verdict."""
+def summary(reports: list[dict], *, first: int = 1) -> str:
+    """Every run's figures, one line per fault, and the verdict (runs numbered from `first`)."""
     lines = []
-    for number, report in enumerate(reports, start=1):
+    for number, report in enumerate(reports, start=first):
         lines.append(f"run {number}: {'PASS' if run_passed(report) else 'FAIL'}"
                      + (f" ({report['error']})" if "error" in report else ""))
         lines += [f"  {fault_line(fault)}" for fault in report.get("faults", [])]

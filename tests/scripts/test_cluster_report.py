@@ -32,6 +32,7 @@ def test_every_run_is_printed_and_one_over_budget_fails_the_check():
     assert text.splitlines()[0] == "run 1: PASS"
     assert "run 2: FAIL" in text and "pay_to_invoice_paid_max_s 43.0 > 15" in text
     assert "run 3: FAIL (TimeoutError: the run's ceiling)" in text
+    assert cluster_report.summary([slow], first=4).startswith("run 4: FAIL")
     assert text.splitlines()[-1].startswith("cluster-check: 1 of 3 runs within budget")
     assert [cluster_report.run_passed(run) for run in (good, slow)] == [True, False]
     doubled = {**good, "totals": {"invoices_doubled": 1}}
