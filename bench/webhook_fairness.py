@@ -5,8 +5,9 @@ them; beside the same run without them. Not a test: figures (docs/performance.md
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/tender_bench_webhooks REDIS_URL=redis://127.0.0.1:6379/1 \\
         .venv/bin/python -m bench.webhook_fairness [--seconds 20] [--replayed-events 100] [--hostile-stores 1,4,8]
 
-The Procfile's `webhooks` worker and `scheduler` run as processes of their own on PostgreSQL and
-Redis; the receivers run in this process. Each phase creates one invoice of the measured store
+The Procfile's `webhooks` worker and `scheduler`, and a worker for the `maintenance` queue (whose
+relay sweep starts delivery runs when no new event does), run as processes of their own on
+PostgreSQL and Redis; the receivers run in this process. Each phase creates one invoice of the measured store
 every 0.5 s for `--seconds` and takes, for each, the time from its commit to its arrival at the
 measured store's endpoint. Hostile stores are added between phases (1, then 3 more, then 4 more:
 each phase's hostile stores are still hanging on to their slots and their backlogs when it runs).
@@ -98,16 +99,20 @@ def add_hostile_store(number: int, receiver: Receiver, events: int, since: dt.da
             receiver.delay(path, HOSTILE_ANSWER_SECONDS)
             endpoints.create_endpoint(hostile, {"url": receiver.url(path), "events": ["*"]}, now=utcnow(),
                                       allow_private=True)
-        while Event.select().where(Event.dispatched_at.is_null()).exists():
+        deadline = time.monotonic() + 60
+        while Event.select().where(Event.dispatched_at.is_null()).exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         return sum(webhook_replays.replay(hook, {"since": since}, now=utcnow()).events
                    for hook in WebhookEndpoint.select().where(WebhookEndpoint.store == hostile.id))
 
 
 def start_worker(processes, url: str, redis_url: str) -> None:
+    """The `webhooks` worker, and a worker for `maintenance` (the relay sweep, which starts delivery
+    runs when no new event nudges one), and the scheduler."""
     environment = stack.env(url, REDIS_URL=redis_url, ALLOW_PRIVATE_WEBHOOK_URLS="1")
-    processes.start("webhooks", [str(stack.BIN / "rq"), "worker", "--url", redis_url, "--worker-ttl", "5",
-                                 "--worker-class", "rq.worker.SimpleWorker", "webhooks"], environment)
+    for queue in ("webhooks", "maintenance"):
+        processes.start(queue, [str(stack.BIN / "rq"), "worker", "--url", redis_url, "--worker-ttl", "5",
+                                "--worker-class", "rq.worker.SimpleWorker", queue], environment)
     processes.start("scheduler", [str(stack.BIN / "rq"), "cron", "--url", redis_url, "scheduler/cron.py"],
                     environment)
 
