@@ -29,6 +29,7 @@ export_cli = AppGroup("export", help="Export a store's invoices or transactions 
 statement_cli = AppGroup("statement", help="The settlement statement's daily roll-up (docs/exports.md).")
 mail_cli = AppGroup("mail", help="The mail outbox (docs/email.md).")
 users_cli = AppGroup("users", help="People of the merchant dashboard (docs/dashboard.md).")
+rates_cli = AppGroup("rates", help="Exchange rates invoices are fixed at (docs/currencies.md).")
 
 
 def _emit(as_json: bool, payload: dict, text: str) -> None:
@@ -89,6 +90,22 @@ def stores_create(name, payout_wallet, output_asset, as_json):
 def stores_set_payout(store_id, wallet):
     store = stores.set_payout_wallet(stores.get_store(store_id), wallet, now=utcnow())
     click.echo(f"store {store.id}: payout wallet set")
+
+
+@stores_cli.command("set-fee", help="The operator's fee for one store, in basis points (docs/operations.md#the-operators-fee).")
+@click.option("--store", "store_id", required=True)
+@click.option("--bps", type=click.IntRange(0, stores.MAX_FEE_BPS), default=None)
+@click.option("--default", "use_default", is_flag=True, help="Back to OPERATOR_FEE_BPS.")
+@_domain_errors
+def stores_set_fee(store_id, bps, use_default):
+    if (bps is None) == (not use_default):
+        raise click.UsageError("give either --bps N or --default")
+    settings = _settings()
+    if bps and not settings.operator_fee_account:
+        raise click.ClickException("OPERATOR_FEE_ACCOUNT is not set: a fee needs the account it is paid to")
+    store = stores.set_fee(stores.get_store(store_id), bps, now=utcnow())
+    effective = settings.operator_fee_bps if store.fee_bps is None else store.fee_bps
+    click.echo(f"store {store.id}: fee {effective} bps" + (" (OPERATOR_FEE_BPS)" if store.fee_bps is None else ""))
 
 
 @stores_cli.command("callback-secret", help="Show the secret that signs legacy callback_url deliveries.")
@@ -288,7 +305,61 @@ def mail_retry(mail_ids):
     click.echo(f"{outbox.retry_failed(list(mail_ids), now=utcnow())} mail(s) queued again")
 
 
+def _settings():
+    return current_app.extensions["tender.settings"]
+
+
+@rates_cli.command("set", help="Set the sandbox's rate: 1 CURRENCY = RATE US dollars (`none`: no rate).")
+@click.argument("currency")
+@click.argument("rate")
+@_domain_errors
+def rates_set(currency, rate):
+    from core import currencies, money
+    from services.engine import exchange_rates
+
+    if exchange_rates.SANDBOX not in _settings().fx_providers:
+        raise click.ClickException("FX_PROVIDER is not sandbox: rates come from " +
+                                   (", ".join(_settings().fx_providers) or "nowhere (only USD is supported)"))
+    code = currency.strip().upper()
+    if not currencies.is_currency(code) or code == "USD":
+        raise click.ClickException(f"{currency!r} is not an ISO 4217 currency other than USD")
+    try:
+        value = None if rate.strip().lower() == "none" else money.parse_crypto(rate.strip())
+    except ValueError as error:
+        raise click.ClickException(f"rate {error} (or none)") from None
+    exchange_rates.set_sandbox_rate(code, value, now=utcnow())
+    click.echo(f"1 {code} = {value} USD from the next commit" if value is not None else f"{code}: no rate")
+
+
+@rates_cli.command("show", help="The stored rates, and the rate each supported currency would be fixed at now.")
+@_domain_errors
+def rates_show():
+    from core.errors import Unavailable
+    from services.engine import exchange_rates
+
+    settings, now = _settings(), utcnow()
+    policy = exchange_rates.RatePolicy.of(settings)
+    click.echo(f"sources: {', '.join(policy.sources) or 'none (only USD)'}")
+    for row in exchange_rates.stored_rates():
+        click.echo(f"  {row.source:17} {row.currency} {row.rate.normalize():f} as of {row.as_of:%Y-%m-%dT%H:%M:%SZ}")
+    for currency in settings.supported_currencies:
+        try:
+            rate, source = exchange_rates.usd_value(currency, policy, now=now)
+            click.echo(f"{currency}: {rate.normalize():f} USD ({source})")
+        except Unavailable:
+            click.echo(f"{currency}: unavailable")
+
+
+@rates_cli.command("refresh", help="Ask the real rate sources now (the scheduler does it every hour).")
+@_domain_errors
+def rates_refresh():
+    from services.engine import exchange_rates
+
+    outcomes = exchange_rates.refresh(_settings(), now=utcnow())
+    click.echo(", ".join(f"{name}: {outcome}" for name, outcome in outcomes.items()) or "no real rate source")
+
+
 def register_commands(app) -> None:
     for command in (db_cli, stores_cli, keys_cli, invoices_cli, refunds_cli, export_cli, statement_cli, mail_cli, users_cli,
-                    demo):
+                    rates_cli, demo):
         app.cli.add_command(command)

@@ -7,10 +7,11 @@ from blueprints.requests import load_body
 from blueprints.sandbox_payments import sandbox_only
 from core.clock import utcnow
 from core.errors import BadRequest, validation_error
-from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, PublicInvoiceSchema, QuoteCreateSchema, \
-    QuoteSchema
+from schemas.payments import AssetSchema, BuyerSimulatedPaymentSchema, EstimateSchema, PublicInvoiceSchema, \
+    QuoteCreateSchema, QuoteSchema
 from schemas.refunds import PublicRefundSchema
 from services.engine import buyer_payments, invoices, polling, quotes, refunds, sandbox_payments
+from services.engine.payout_terms import Pricing
 
 bp = Blueprint("public", __name__, url_prefix="/v1/public")
 
@@ -42,18 +43,21 @@ def quote_invoice(invoice_id):
     data = load_body(QuoteCreateSchema())
     invoice = invoices.get_public(invoice_id)
     invoices.give_customer_email(invoice, data["customer_email"])
+    pricing = Pricing.of(settings())
     if data["dry"]:
-        quote = quotes.price(invoice, provider(), origin_asset=data["origin_asset"], refund_to=data["refund_to"],
-                             now=utcnow())
+        quote, terms = quotes.price(invoice, provider(), origin_asset=data["origin_asset"],
+                                    refund_to=data["refund_to"], now=utcnow(), pricing=pricing)
+        estimate = EstimateSchema().dump(terms)
     else:
         if not data["refund_to"]:
             raise validation_error("refund_to", "is required when dry is false")
         invoice, quote = quotes.commit(invoice, provider(), origin_asset=data["origin_asset"],
-                                       refund_to=data["refund_to"], now=utcnow(),
+                                       refund_to=data["refund_to"], now=utcnow(), pricing=pricing,
                                        min_remaining_seconds=settings().quote_min_remaining_seconds)
+        estimate = None
     invoice = invoices.get_public(invoice_id)
     return {"invoice": _invoice_view(invoice), "quote": QuoteSchema().dump(quote) if quote else None,
-            "dry": data["dry"]}
+            "estimate": estimate, "dry": data["dry"]}
 
 
 @bp.post("/invoices/<invoice_id>/simulate-payment")
@@ -68,6 +72,7 @@ def simulate_public_payment(invoice_id):
         raise BadRequest("invoice_not_payable", f"Invoice {invoice.public_id} has no deposit address yet; "
                          "choose an asset and a refund address first.")
     invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), outcome=data["outcome"],
-                                            amount=None, origin_asset=None, refund_to=None)
+                                                amount=None, origin_asset=None, refund_to=None,
+                                                pricing=Pricing.of(settings()))
     polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return _invoice_view(invoice), 202

@@ -8,6 +8,7 @@ from core.clock import utcnow
 from schemas.payment_links import CheckoutResultSchema, CheckoutSchema, PaymentLinkPublicSchema
 from services import payment_links
 from services.engine import checkout
+from services.engine.payout_terms import Pricing
 
 bp = Blueprint("public_payment_links", __name__, url_prefix="/v1/public/payment-links")
 
@@ -22,5 +23,5 @@ def get_public_payment_link(token):
 def checkout_payment_link(token):
     data = load_body(CheckoutSchema())
     result = checkout.start_checkout(token, data, now=utcnow(), ttl_seconds=settings().invoice_ttl_seconds,
-                                     get_provider=provider)
+                                     get_provider=provider, pricing=Pricing.of(settings()))
     return CheckoutResultSchema().dump(result), 201

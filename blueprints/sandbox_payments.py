@@ -13,6 +13,7 @@ from schemas.invoices import InvoiceSchema
 from schemas.payments import SimulatedPaymentSchema
 from schemas.refunds import FundRefundSchema, RefundSchema
 from services.engine import invoices, polling, refunds, sandbox_payments
+from services.engine.payout_terms import Pricing
 
 bp = Blueprint("test_helpers", __name__, url_prefix="/v1/test_helpers")
 
@@ -33,7 +34,8 @@ def sandbox_only(view):
 def pay_invoice(invoice_id):
     data = load_body(SimulatedPaymentSchema())
     invoice = invoices.get_for_store(g.store, invoice_id)
-    invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), **data)
+    invoice = sandbox_payments.simulate_payment(invoice, provider(), now=utcnow(), pricing=Pricing.of(settings()),
+                                                **data)
     polling.request_poll("chain")   # after commit: poll now, not at the next tick
     return InvoiceSchema().dump(invoice), 202
 

@@ -31,6 +31,9 @@ class RedisSentinel:
 DEFAULT_DATABASE_URL = "sqlite:///instance/tender.db"
 DEFAULT_PUBLIC_BASE_URL = "http://localhost:8000"
 SWAP_PROVIDERS = ("sandbox", "oneclick")
+FX_PROVIDERS = ("sandbox", "ecb", "exchangerate_api")       # rate sources (docs/currencies.md)
+# A NEAR account id (docs.near.org: 2-64 characters, lower-case parts joined by - _ and dots).
+_NEAR_ACCOUNT = re.compile(r"(?=.{2,64}\Z)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+\Z")
 RATE_LIMIT_MODES = ("enforce", "observe", "off")
 _PER_MINUTE = {"minimum": 1, "maximum": 1_000_000}
 _TRUE = ("1", "true", "yes", "on")
@@ -48,7 +51,16 @@ class Settings:
     oneclick_jwt: str | None = None
     oneclick_api_key: str | None = None
     invoice_ttl_seconds: int = 3600
-    supported_currencies: tuple[str, ...] = ("USD",)
+    supported_currencies: tuple[str, ...] = currencies.SANDBOX_STARTER   # default: what the rate sources price
+    # Rates (docs/currencies.md): the sources in order of preference, how old a rate may be (None:
+    # each source's own default), how far two sources may disagree, and where the real ones are.
+    fx_providers: tuple[str, ...] = ("sandbox",)     # with SWAP_PROVIDER=oneclick: none unless set
+    fx_max_age_seconds: int | None = None
+    fx_max_divergence_bps: int = 100
+    fx_ecb_url: str = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
+    fx_exchangerate_api_url: str = "https://open.er-api.com/v6/latest/USD"
+    operator_fee_bps: int = 0                   # the operator's fee (docs/operations.md#the-operators-fee)
+    operator_fee_account: str | None = None
     public_base_url: str = DEFAULT_PUBLIC_BASE_URL
     checkout_base_url: str = DEFAULT_PUBLIC_BASE_URL
     allow_private_webhook_urls: bool = False
@@ -131,7 +143,7 @@ def load_settings(environ) -> Settings:
         # Minimum 5 s (not 60): the multi-process tests and demos watch a real expiry happen.
         invoice_ttl_seconds=env.integer("INVOICE_TTL_SECONDS",
                                         default.invoice_ttl_seconds, minimum=5, maximum=30 * 86400),
-        supported_currencies=env.currencies("SUPPORTED_CURRENCIES", default.supported_currencies),
+        **_money_settings(env, default),
         public_base_url=public_base_url,
         checkout_base_url=env.url("CHECKOUT_BASE_URL", public_base_url),     # the public one, as configured
         allow_private_webhook_urls=env.boolean("ALLOW_PRIVATE_WEBHOOK_URLS", default.allow_private_webhook_urls),
@@ -194,6 +206,33 @@ def _swap_provider(env) -> str:
     if env.text("SWAP_PROVIDER") is None and database_url.startswith(("postgres:", "postgresql:")):
         raise ConfigError("SWAP_PROVIDER: must be set (sandbox or oneclick) when DATABASE_URL is PostgreSQL")
     return env.choice("SWAP_PROVIDER", SWAP_PROVIDERS, Settings.swap_provider)
+
+
+def _money_settings(env, default: Settings) -> dict:
+    """Currencies, their rate sources and the operator's fee (docs/currencies.md, docs/operations.md)."""
+    swap_provider = _swap_provider(env)
+    raw = env.text("FX_PROVIDER", "sandbox" if swap_provider == "sandbox" else "")
+    sources = tuple(dict.fromkeys(name.strip().lower() for name in raw.split(",") if name.strip()))
+    if any(name not in FX_PROVIDERS for name in sources):
+        raise ConfigError(f"FX_PROVIDER: must be comma-separated names from {', '.join(FX_PROVIDERS)} (got {raw!r})")
+    if "sandbox" in sources and (swap_provider != "sandbox" or len(sources) > 1):
+        raise ConfigError("FX_PROVIDER: sandbox (the operator's own rates) only with SWAP_PROVIDER=sandbox, alone")
+    fee_bps = env.integer("OPERATOR_FEE_BPS", default.operator_fee_bps, minimum=0, maximum=500)
+    fee_account = env.text("OPERATOR_FEE_ACCOUNT")
+    if fee_account is not None and not _NEAR_ACCOUNT.match(fee_account):
+        raise ConfigError(f"OPERATOR_FEE_ACCOUNT: must be a NEAR account id such as fees.near (got {fee_account!r})")
+    if fee_bps and fee_account is None:
+        raise ConfigError("OPERATOR_FEE_ACCOUNT: must be set (a NEAR Intents account id) when OPERATOR_FEE_BPS is not 0")
+    return {
+        "supported_currencies": env.currencies("SUPPORTED_CURRENCIES", currencies.priced_by(sources)),
+        "fx_providers": sources,
+        "fx_max_age_seconds": env.integer("FX_MAX_AGE_SECONDS", None, minimum=60, maximum=30 * 86400),
+        "fx_max_divergence_bps": env.integer("FX_MAX_DIVERGENCE_BPS", default.fx_max_divergence_bps,
+                                             minimum=1, maximum=10000),
+        "fx_ecb_url": env.url("FX_ECB_URL", default.fx_ecb_url),
+        "fx_exchangerate_api_url": env.url("FX_EXCHANGERATE_API_URL", default.fx_exchangerate_api_url),
+        "operator_fee_bps": fee_bps, "operator_fee_account": fee_account,
+    }
 
 
 def _database_direct_url(env) -> str | None:

@@ -33,3 +33,32 @@ def is_currency(code) -> bool:
 def minor_units(code: str) -> int:
     """The decimals of `code`; KeyError for a code that is not an ISO 4217 currency with minor units."""
     return MINOR_UNITS[code]
+
+
+# What each rate source can price (against the US dollar), so SUPPORTED_CURRENCIES can default to it
+# without asking the network at start-up. The sandbox's are its starter table (migration 0019).
+SANDBOX_STARTER = ("USD", "EUR", "GBP", "CHF", "CAD", "AUD", "JPY", "SGD", "BRL", "MXN")
+# The ECB's daily reference rates (published against the euro; the euro itself is the base).
+ECB_PRICED = ("USD", "EUR", "AUD", "BRL", "CAD", "CHF", "CNY", "CZK", "DKK", "GBP", "HKD", "HUF", "IDR", "ILS",
+              "INR", "ISK", "JPY", "KRW", "MXN", "MYR", "NOK", "NZD", "PHP", "PLN", "RON", "SEK", "SGD", "THB",
+              "TRY", "ZAR")
+# ExchangeRate-API's open access lists about 160 codes; these are the ones Tender offers by default.
+EXCHANGERATE_API_PRICED = ECB_PRICED + ("AED", "ARS", "BHD", "CLP", "COP", "EGP", "KWD", "NGN", "PEN", "SAR",
+                                        "TWD", "VND")
+PRICED_BY = {"sandbox": SANDBOX_STARTER, "ecb": ECB_PRICED, "exchangerate_api": EXCHANGERATE_API_PRICED}
+# The currency a payout asset is worth: dollar stablecoins are dollars, euro ones euros.
+_ASSET_CURRENCIES = {"usdc": "USD", "usdt": "USD", "dai": "USD", "pyusd": "USD", "usd1": "USD",
+                     "eurc": "EUR", "eure": "EUR"}
+
+
+def asset_currency(asset_code: str) -> str | None:
+    """The currency an output asset (`usdc.near`) is worth, or None for one that is not money."""
+    return _ASSET_CURRENCIES.get(asset_code.split(".", 1)[0])
+
+
+def priced_by(sources: tuple[str, ...]) -> tuple[str, ...]:
+    """The currencies every listed source prices (so each can be checked against the others),
+    in the first source's order; with no source, only the dollar (at par with the payout asset)."""
+    if not sources:
+        return ("USD",)
+    return tuple(code for code in PRICED_BY[sources[0]] if all(code in PRICED_BY[other] for other in sources))

@@ -90,7 +90,8 @@ class InternalError(DomainError, status=500, error_type="api_error", codes=("int
 
 
 class Unavailable(DomainError, status=503, error_type="service_unavailable",
-                  codes=("checkout_unavailable", "service_unavailable", "provider_unavailable")):
+                  codes=("checkout_unavailable", "service_unavailable", "provider_unavailable",
+                         "exchange_rate_unavailable")):
     """Something Tender needs (the database, Redis, the swap provider) did not answer; the same
     request may be repeated after `retry_after` seconds (the `Retry-After` header)."""
 

@@ -88,3 +88,14 @@ def check_fiat_places(value: Decimal | None, currency: str, param: str) -> None:
     problem = None if value is None else fiat_places_problem(value, currency)
     if problem:
         raise validation_error(param, problem)
+
+
+def format_rate(value: Decimal | None) -> str | None:
+    """An exchange rate: exact, no exponent, at least four significant digits ("1.080", "0.006650")."""
+    if value is None:
+        return None
+    exact = Decimal(value).normalize()
+    digits = len(exact.as_tuple().digits)
+    if digits < 4:
+        exact = exact.quantize(Decimal(1).scaleb(exact.as_tuple().exponent - (4 - digits)))
+    return format(exact, "f")

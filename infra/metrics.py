@@ -111,6 +111,13 @@ _COUNTERS = {
 
     "provider_auth_failures": ("tender_provider_auth_failures_total",
                                "Swap provider answers refusing our credentials (401/403).", ("status",)),
+    "exchange_rate_refreshes": ("tender_exchange_rate_refreshes_total",
+                                "Rate source refreshes by source and outcome (ok, failed, resting: its breaker "
+                                "is open).", ("source", "outcome")),
+    "exchange_rate_unavailable": ("tender_exchange_rate_unavailable_total",
+                                  "Quotes refused for want of a usable exchange rate, by currency.", ("currency",)),
+    "exchange_rate_divergence": ("tender_exchange_rate_divergence_total",
+                                 "Rates not used because two fresh sources disagreed, by currency.", ("currency",)),
 }
 _HISTOGRAMS = {
     "request_seconds": ("tender_http_request_duration_seconds", "HTTP request latency.", ("method", "route", "status")),

@@ -4,7 +4,7 @@ from core.clock import utcnow
 from infra import idempotency
 from jobs import ensure_runtime, measured, provider
 from models.base import db
-from services.engine import expiry, refunds
+from services.engine import exchange_rates, expiry, refunds
 
 
 @measured
@@ -28,3 +28,11 @@ def purge_expired_idempotency_keys() -> int:
     ensure_runtime()
     with db.connection_context():
         return idempotency.purge_expired(now=utcnow())
+
+
+@measured
+def refresh_exchange_rates() -> dict:
+    """Ask the real rate sources for their tables (docs/currencies.md#rate-sources); buyers only read them."""
+    settings = ensure_runtime()
+    with db.connection_context():
+        return exchange_rates.refresh(settings, now=utcnow())

@@ -56,4 +56,5 @@ def up(migrator, db):
         # Summed by the one definition of what counts on which day, not a copy of it.
         from services import settlement_days
 
-        settlement_days.rebuild(dt.date.fromisoformat(first), dt.date.fromisoformat(last), handle=db)
+        settlement_days.rebuild(dt.date.fromisoformat(first), dt.date.fromisoformat(last), handle=db,
+                                with_fees=False)      # fees come with migration 0019

@@ -1,5 +1,6 @@
 """peewee models, one module per aggregate. Import from the modules; this list is for tooling."""
 from models.events import Event
+from models.exchange_rates import ExchangeRate
 from models.integrations import Integration
 from models.invoices import Invoice
 from models.mail import Mail, StoreNotifications
@@ -14,4 +15,5 @@ from models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 ALL_MODELS = [Store, ApiKey, Invoice, Transaction, Event, PaymentLink, IdempotencyKey,
               WebhookEndpoint, WebhookDelivery, WebhookAttempt, SandboxDeposit, Integration, PollState,
-              Refund, Mail, StoreNotifications, User, Membership, Invitation, PasswordReset, AuditEntry]
+              Refund, Mail, StoreNotifications, User, Membership, Invitation, PasswordReset, AuditEntry,
+              ExchangeRate]

@@ -40,6 +40,15 @@ class Invoice(BaseModel):
     deposit_seen_at = pw.DateTimeField(null=True)
     paid_at = pw.DateTimeField(null=True)
     refunded_amount = AmountField(null=True)               # merchant refunds that succeeded (0012)
+    # Fixed when the buyer commits (migration 0019, docs/currencies.md): 1 `currency` = `exchange_rate`
+    # units of the output asset's currency (null at par), what the merchant is owed in the output asset,
+    # and the operator's fee (basis points; its amount in the invoice currency, null when none).
+    exchange_rate = AmountField(null=True)
+    exchange_rate_source = pw.CharField(max_length=32, null=True)
+    exchange_rate_fixed_at = pw.DateTimeField(null=True)
+    payout_amount = AmountField(null=True)
+    fee_bps = pw.SmallIntegerField(null=True)
+    fee_amount = AmountField(null=True)
     expires_at = pw.DateTimeField()
     # The payment engine's bookkeeping (migrations/0002_engine.py); never in a response as such.
     origin_asset = pw.CharField(max_length=64, null=True)

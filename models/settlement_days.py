@@ -18,6 +18,9 @@ class SettlementDay(BaseModel):
     difference = AmountField(default=0)
     refunds = pw.IntegerField(default=0)
     refunded = AmountField(default=0)
+    # The operator's fees of the invoices settled that day (0019). Zero by the column's own default, not
+    # peewee's: an insert leaves the column out, so the roll-up also writes to a schema from before it.
+    fees = AmountField(constraints=[pw.SQL("DEFAULT 0")])
     # The contributions summed here: the day has a statement row while it is above zero.
     movements = pw.IntegerField(default=0)
 

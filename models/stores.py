@@ -10,6 +10,7 @@ class Store(BaseModel):
     output_asset = pw.CharField(max_length=64, default="usdc.near")
     callback_secret = pw.CharField(max_length=64)   # signs legacy callback_url deliveries
     require_totp = pw.BooleanField(default=False)   # the dashboard: an owner requires TOTP of everyone
+    fee_bps = pw.SmallIntegerField(null=True)       # the operator's fee for this store; null: OPERATOR_FEE_BPS
     created_at = pw.DateTimeField()
     updated_at = pw.DateTimeField()
 

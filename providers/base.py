@@ -61,6 +61,10 @@ class QuoteRequest:
     deadline: dt.datetime     # naive UTC; the invoice's expires_at
     dry: bool                 # True: price only, no deposit address
     reference: str | None = None  # our invoice id, for the provider's logs
+    # The operator's fee, taken inside the swap (1Click `appFees`): basis points of the swap, paid to
+    # `app_fee_recipient` (a NEAR Intents account). 0: none, and nothing is sent.
+    app_fee_bps: int = 0
+    app_fee_recipient: str | None = None
 
 
 @dataclass(frozen=True)

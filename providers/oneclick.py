@@ -114,11 +114,8 @@ class OneClickProvider:
         self._base_url = base_url.rstrip("/")
         self._jwt = jwt
         self._api_key = api_key
-        self._on_auth_failure = on_auth_failure
-        self._on_unreachable = on_unreachable
-        self._on_answer = on_answer
-        self._timeout = timeout
-        self._retries = retries
+        self._on_auth_failure, self._on_unreachable, self._on_answer = on_auth_failure, on_unreachable, on_answer
+        self._timeout, self._retries = timeout, retries
         self._session = session or requests.Session()
         self._backoff = backoff
         self._slippage_bps = slippage_bps
@@ -218,10 +215,13 @@ class OneClickProvider:
     # --- quotes and statuses -------------------------------------------------------------
 
     def _quote_body(self, request: QuoteRequest, origin: Asset, destination: Asset) -> dict[str, Any]:
-        return self._swap_body("EXACT_OUTPUT", origin, destination,
+        body = self._swap_body("EXACT_OUTPUT", origin, destination,
                                amount=to_smallest_units(request.amount_out, destination.decimals),
                                deadline=request.deadline, dry=request.dry, refund_to=request.refund_to,
                                recipient=request.recipient)
+        if request.app_fee_bps:     # the operator's fee, inside the same swap (payment quotes only)
+            body["appFees"] = [{"recipient": request.app_fee_recipient, "fee": request.app_fee_bps}]
+        return body
 
     def _swap_body(self, swap_type: str, origin: Asset, destination: Asset, *, amount: str, deadline: dt.datetime,
                    dry: bool, refund_to: str, recipient: str) -> dict[str, Any]:

@@ -98,8 +98,10 @@ class SandboxProvider:
         origin, destination = asset(request.origin_asset), asset(request.destination_asset)
         if request.amount_out <= 0:
             raise ProviderRejected("amount_out must be positive")
-        amount_out_usd = request.amount_out * destination.price_usd
-        amount_in = (amount_out_usd * (1 + FEE_RATE) / origin.price_usd).quantize(
+        # As 1Click does with `appFees`: the operator's fee is a share of the swap, so the buyer sends
+        # enough for the exact output and the fee on top (then the swap fee).
+        swap_usd = request.amount_out * destination.price_usd / (1 - Decimal(request.app_fee_bps) / 10000)
+        amount_in = (swap_usd * (1 + FEE_RATE) / origin.price_usd).quantize(
             _places(origin.decimals), rounding=ROUND_CEILING)
         quote = Quote(origin_asset=origin.code, destination_asset=destination.code, amount_in=amount_in,
                       amount_out=request.amount_out, amount_in_usd=amount_in * origin.price_usd,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from jobs.chain import poll_deposits, poll_refunds
 from jobs.mail import send_due as send_due_mail, sweep_notices as sweep_mail_notices
-from jobs.maintenance import purge_expired_idempotency_keys, sweep_expired_invoices, sweep_expired_refunds
+from jobs.maintenance import (purge_expired_idempotency_keys, refresh_exchange_rates, sweep_expired_invoices,
+                              sweep_expired_refunds)
 from jobs.settlement import poll_settlements
 from jobs.webhooks import relay_outbox
+from services.engine import exchange_rates
 
 # Generous timeouts: a polling sweep stops claiming new work after ~20 s (services/engine/polling.py).
 JOB_TIMEOUT = 120
@@ -42,4 +44,5 @@ def sweeps(settings) -> list[dict]:
         sweep(purge_expired_idempotency_keys, "maintenance", IDEMPOTENCY_PURGE_SECONDS),
         sweep(send_due_mail, "mail", MAIL_SWEEP_SECONDS),
         sweep(sweep_mail_notices, "maintenance", MAIL_NOTICES_SECONDS),
-    ]
+    ] + ([sweep(refresh_exchange_rates, "maintenance", exchange_rates.REFRESH_SECONDS)]
+         if any(name != exchange_rates.SANDBOX for name in settings.fx_providers) else [])

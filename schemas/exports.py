@@ -76,7 +76,8 @@ class SettlementDaySchema(Schema):
     invoices_paid = fields.Integer(metadata={"description": "Invoices that moved to paid that day."})
     gross_paid = fields.String(metadata={"description": "Sum of their paid_amount.", "example": "1250.00"})
     received = fields.String(metadata={"description": "Sum of the settlement transactions recorded that day "
-                                                      "(the stablecoin delivered, at par).", "example": "1243.75"})
+                                                      "(the payout asset delivered, in its units).",
+                                       "example": "1243.75"})
     difference = fields.String(metadata={"description": "Sum of those settled invoices' difference_amount "
                                                         "(negative when fees were taken).", "example": "-6.25"})
     refunds = fields.Integer(metadata={"description": "Refund transactions recorded that day."})
@@ -85,6 +86,8 @@ class SettlementDaySchema(Schema):
                                        "example": "15.00"})
     processing = fields.Integer(metadata={"description": "Invoices paid that day still converting now."})
     held_for_review = fields.Integer(metadata={"description": "Invoices paid that day held for review now."})
+    fees = fields.String(metadata={"description": "Sum of the operator's fees (`fee_amount`) of the invoices "
+                                                  "settled that day.", "example": "12.50"})
 
 
 class SettlementStatementSchema(Schema):

@@ -3,7 +3,7 @@ from collections.abc import Mapping
 import datetime as dt
 from decimal import Decimal
 
-from marshmallow import ValidationError, fields
+from marshmallow import Schema, ValidationError, fields
 
 from core import clock, currencies, email_addresses, ids, money, urls
 from core.metadata import clean_metadata
@@ -164,3 +164,33 @@ class HttpUrl(StrictString):
 
 def decimal_or_none(value) -> Decimal | None:
     return None if value is None else Decimal(value)
+
+
+class RateString(fields.Field):
+    """An exchange rate as a decimal string with at least four significant digits (response only)."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return money.format_rate(value)
+
+
+class FixedRateSchema(Schema):
+    """`exchange_rate` of an invoice once its buyer committed: 1 `from` = `rate` `to`. Read from the
+    invoice's columns (`FixedRate` below hands it the invoice)."""
+
+    from_ = fields.String(data_key="from", attribute="currency",
+                          metadata={"description": "The invoice currency."})
+    to = fields.Function(lambda invoice: currencies.asset_currency(invoice.output_asset) or "USD",
+                         metadata={"type": "string", "description": "The currency of the payout asset."})
+    rate = RateString(attribute="exchange_rate", metadata={"type": "string", "example": "1.0842"})
+    source = fields.String(attribute="exchange_rate_source", metadata={"description": "The rate source."})
+    fixed_at = UtcDateTime(attribute="exchange_rate_fixed_at", metadata={"description": "When the commit fixed it."})
+
+
+class FixedRate(fields.Nested):
+    """The invoice's fixed rate as an object, or null (at par, or before the commit)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(FixedRateSchema, allow_none=True, **kwargs)
+
+    def get_value(self, obj, attr, accessor=None, default=None):
+        return obj if getattr(obj, "exchange_rate", None) is not None else None

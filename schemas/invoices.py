@@ -4,8 +4,14 @@ from marshmallow import RAISE, Schema, fields, validate
 from core import urls
 from models.invoices import STATUSES
 from schemas.common import ListQuerySchema
-from schemas.fields import (AmountString, CurrencyCode, EmailAddress, HttpUrl, Metadata, PublicId, StrictString,
-                            UtcDateTime, UuidString, one_of)
+from schemas.fields import (AmountString, CurrencyCode, EmailAddress, FixedRate, HttpUrl, Metadata, PublicId,
+                            StrictString, UtcDateTime, UuidString, one_of)
+
+_PAYOUT = {"description": "What the merchant is owed in `output_asset` units, at the rate fixed when the buyer "
+                          "committed (at par: the amount); null before the commit."}
+_FEE_BPS = {"description": "The operator's fee in basis points, fixed at the commit; null before it."}
+_FEE_AMOUNT = {"description": "The operator's fee in the invoice currency; null before the commit and when "
+                              "there is none."}
 
 
 class InvoiceCreateSchema(Schema):
@@ -54,6 +60,10 @@ class InvoiceSchema(Schema):
     refunded_amount = AmountString(allow_none=True, metadata={
         "description": "What the merchant's refunds of it returned so far (docs/refunds.md); null before the first."})
     output_asset = fields.String()
+    exchange_rate = FixedRate()
+    payout_amount = AmountString(fiat=False, allow_none=True, metadata=_PAYOUT)
+    fee_bps = fields.Integer(allow_none=True, metadata=_FEE_BPS)
+    fee_amount = AmountString(allow_none=True, metadata=_FEE_AMOUNT)
     checkout_url = fields.Function(_checkout_url)
     payment_url = fields.Function(_checkout_url)
     return_url = fields.String(allow_none=True)
@@ -89,6 +99,10 @@ class InvoiceStatusPollSchema(Schema):
     paid_amount = AmountString(allow_none=True)
     received_amount = AmountString(allow_none=True)
     difference_amount = AmountString(allow_none=True, signed=True)       # negative when fees were taken
+    exchange_rate = FixedRate()
+    payout_amount = AmountString(fiat=False, allow_none=True, metadata=_PAYOUT)
+    fee_bps = fields.Integer(allow_none=True, metadata=_FEE_BPS)
+    fee_amount = AmountString(allow_none=True, metadata=_FEE_AMOUNT)
     transaction_hash = fields.String(allow_none=True)
     paid_at = UtcDateTime(allow_none=True)
     deposit_address = fields.String(allow_none=True)

@@ -4,7 +4,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from core import networks, urls
 from models.invoices import STATUSES as INVOICE_STATUSES
 from providers.sandbox import OUTCOMES
-from schemas.fields import AmountString, EmailAddress, StrictString, UtcDateTime, one_of
+from schemas.fields import AmountString, EmailAddress, FixedRate, RateString, StrictString, UtcDateTime, one_of
 
 _ASSET_CODE = validate.Length(min=1, max=64)
 _ADDRESS = validate.Length(min=1, max=256)
@@ -83,6 +83,7 @@ class PublicInvoiceSchema(Schema):
     refunds = fields.List(fields.Nested(BuyerRefundSchema), metadata={
         "description": "What went back to the buyer: one sum per asset and address."})
     paid_amount = AmountString(allow_none=True)
+    exchange_rate = FixedRate()
     paid_at = UtcDateTime(allow_none=True)
     expires_at = UtcDateTime()
     return_url = fields.String(allow_none=True)
@@ -112,10 +113,33 @@ class PublicInvoiceViewSchema(PublicInvoiceSchema):
     sandbox = fields.Boolean()
 
 
+class EstimatedRateSchema(Schema):
+    """Today's rate, which a commit would fix (1 `from` = `rate` `to`)."""
+
+    from_ = fields.String(data_key="from", attribute="from_currency")
+    to = fields.String(attribute="to_currency")
+    rate = RateString(metadata={"type": "string", "example": "1.0842"})
+    source = fields.String()
+
+
+class EstimateSchema(Schema):
+    """A dry quote's terms, at today's rate: an estimate, fixed only by the commit (`dry: false`)."""
+
+    estimate = fields.Constant(True, metadata={"type": "boolean", "description": "Always true: not yet fixed."})
+    exchange_rate = fields.Nested(EstimatedRateSchema, attribute="rate", allow_none=True,
+                                  metadata={"description": "Null at par."})
+    payout_amount = AmountString(fiat=False, metadata={"description": "The merchant's payout at today's rate, "
+                                                                      "in the payout asset."})
+    fee_bps = fields.Integer()
+
+
 class QuoteResultSchema(Schema):
     """POST /v1/public/invoices/{id}/quote: the invoice after the quote, and the quote itself
     (null when a committed quote already exists)."""
 
     invoice = fields.Nested(PublicInvoiceViewSchema)
     quote = fields.Nested(QuoteSchema, allow_none=True)
+    estimate = fields.Nested(EstimateSchema, allow_none=True,
+                             metadata={"description": "A dry quote's terms at today's rate; null on a commit, "
+                                                      "whose fixed terms are on the invoice."})
     dry = fields.Boolean()

@@ -6,6 +6,8 @@ the one definition, kept as the daily roll-up `settlement_day`, on every databas
 * A settlement transaction adds its `amount` to `received`, and its invoice's `difference_amount`
   to `difference`, on the day of its `created_at`; when the invoice's difference changes later, the
   change is added on the day of each of its settlement transactions.
+* A settlement transaction also adds its invoice's `fee_amount` (the operator's fee, fixed when the
+  buyer committed) to `fees`.
 * A refund transaction adds 1 to `refunds` on the day of its `created_at` and, when it delivered a
   merchant refund, that refund's amount (in the invoice currency) to `refunded`.
 
@@ -80,12 +82,14 @@ def _paid(additions: _Additions, invoice: Invoice, sign: int) -> None:
                       gross_paid=sign * _amount(invoice.paid_amount), movements=sign)
 
 
-def _transaction(additions: _Additions, transaction: Transaction, currency: str, difference, refunded) -> None:
-    """`currency` and `difference`: the invoice's, as the database holds them when the row is added."""
+def _transaction(additions: _Additions, transaction: Transaction, currency: str, difference, refunded,
+                 fee=None) -> None:
+    """`currency`, `difference` and `fee`: the invoice's, as the database holds them when the row is added."""
     day = transaction.created_at.date()
     if transaction.type == "settlement":
+        # `fees` only when there is one: a schema from before fees (migration 0014's rebuild) has no column.
         additions.add(transaction.store_id, day, currency, received=transaction.amount,
-                      difference=_amount(difference), movements=1)
+                      difference=_amount(difference), movements=1, **({"fees": fee} if fee else {}))
     elif transaction.type == "refund":
         additions.add(transaction.store_id, day, currency, refunds=1, refunded=_amount(refunded), movements=1)
 
@@ -126,32 +130,33 @@ def transaction_recorded(transaction: Transaction, invoice: Invoice, *, refund_a
         refunded = Refund.select(Refund.amount).where(Refund.id == transaction.refund_id).scalar()
         refunded = None if refunded is None else Refund.amount.python_value(refunded)
     additions = _Additions()
-    _transaction(additions, transaction, invoice.currency, invoice.difference_amount, refunded)
+    _transaction(additions, transaction, invoice.currency, invoice.difference_amount, refunded, invoice.fee_amount)
     additions.write()
 
 
 # --- Summing days again from the rows -------------------------------------------------------------
 
 @_exact
-def rebuild(first: dt.date, last: dt.date, *, store_id=None, handle=None) -> int:
+def rebuild(first: dt.date, last: dt.date, *, store_id=None, handle=None, with_fees: bool = True) -> int:
     """Replace the day rows from `first` to `last` (inclusive; of one store, or of all) with the
     rows' contributions summed again by the rules above: each contribution belongs to the day of
     the row it comes from, so a day is summed from that day's rows alone (one day at a time, so
     memory stays small). For rows written around the write points (a bulk load); returns the number
     of day rows written. One transaction, in which the payments that commit meanwhile wait to add
     to the roll-up, so each is counted once: either in the rows summed here or by its own write.
-    `handle`: another database than the application's (a migration's)."""
+    `handle`: another database than the application's (a migration's); `with_fees`: False on a schema
+    from before the operator's fee (migration 0019)."""
     written = 0
     day = first
     bound = handle.bind_ctx([SettlementDay, Invoice, Transaction, Refund]) if handle else contextlib.nullcontext()
     with bound, database.sole_writer_of(SettlementDay, database=handle):
         while day <= last:
-            written += _rebuild_day(day, store_id, handle)
+            written += _rebuild_day(day, store_id, handle, with_fees)
             day += dt.timedelta(days=1)
     return written
 
 
-def _rebuild_day(day: dt.date, store_id, handle) -> int:
+def _rebuild_day(day: dt.date, store_id, handle, with_fees: bool) -> int:
     since = dt.datetime.combine(day, dt.time())
     until = since + dt.timedelta(days=1)
 
@@ -166,6 +171,7 @@ def _rebuild_day(day: dt.date, store_id, handle) -> int:
         _paid(additions, invoice, 1)
     moved = (Transaction.select(Transaction.id, Transaction.store, Transaction.type, Transaction.amount,
                                 Transaction.created_at, Invoice.currency, Invoice.difference_amount,
+                                (Invoice.fee_amount if with_fees else pw.Value(None)).alias("fee_amount"),
                                 Refund.amount.alias("refunded"))
              .join(Invoice, on=(Transaction.invoice == Invoice.id))
              .switch(Transaction).join(Refund, pw.JOIN.LEFT_OUTER, on=(Transaction.refund == Refund.id))
@@ -174,6 +180,6 @@ def _rebuild_day(day: dt.date, store_id, handle) -> int:
              .objects())
     for row in moved.iterator():
         refunded = None if row.refunded is None else Refund.amount.python_value(row.refunded)
-        _transaction(additions, row, row.currency, row.difference_amount, refunded)
+        _transaction(additions, row, row.currency, row.difference_amount, refunded, row.fee_amount)
     additions.write(handle)
     return len(additions.rows)

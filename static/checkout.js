@@ -86,6 +86,7 @@
       renderDeposit();
     }
     renderRefund();
+    if (invoice.exchange_rate) renderRate(invoice.exchange_rate, "Rate fixed: ");
     if (invoice.status === "awaiting_payment") {
       Tender.setText("status-text", invoice.amount_received != null
         ? "Payment of " + invoice.amount_received + " " + assetLabel() + " seen; waiting for the network to confirm it…"
@@ -109,6 +110,14 @@
     Tender.fields("qr").forEach(function (img) {
       if (!img.getAttribute("src")) img.src = "/checkout/" + encodeURIComponent(invoiceId) + "/qr.svg";
       img.alt = "QR code of the deposit address " + invoice.deposit_address;   // the address is its text
+    });
+  }
+
+  // The invoice currency's rate to the payout asset's: estimated before the commit, fixed after it.
+  function renderRate(rate, label) {
+    Tender.fields("rate").forEach(function (el) {
+      if (rate) el.textContent = label + "1 " + rate.from + " = " + rate.rate + " " + rate.to;
+      el.hidden = !rate;
     });
   }
 
@@ -233,6 +242,9 @@
     if (select.value !== asset.code) return;                    // the buyer has picked another since
     if (result.ok && result.data.quote) {
       Tender.setText("estimate", "You will send about " + result.data.quote.amount_in + " " + asset.symbol + ".");
+      if (!invoice.exchange_rate && result.data.estimate) {
+        renderRate(result.data.estimate.exchange_rate, "Estimated rate (fixed when you get your address): ");
+      }
     } else if (!result.ok && result.error.code === "invoice_not_payable") {
       poll();                                                   // cancelled or expired meanwhile: show it
     } else if (!result.ok) {

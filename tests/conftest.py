@@ -2,6 +2,7 @@
 point at real PostgreSQL / Redis. The schema is migrated once per run; every test starts clean."""
 from __future__ import annotations
 
+from decimal import Decimal
 import json
 import logging
 import os
@@ -179,6 +180,7 @@ def clean_state(request):
             for table in tables:
                 db.execute_sql(f'DELETE FROM "{table}"')
             db.execute_sql("PRAGMA foreign_keys = ON")
+        _sandbox_starter_rates()
     metrics.flush()          # increments an earlier test left in this process's buffer go, then are wiped
     breaker = redis_breaker.breaker_of(queues.redis())
     if breaker is not None:
@@ -187,6 +189,20 @@ def clean_state(request):
     yield
     if not db.is_closed():
         db.close()
+
+
+def _sandbox_starter_rates() -> None:
+    """The sandbox's starter rates, as migration 0019 leaves them (and KWD): every test starts with them."""
+    import importlib
+
+    from core.clock import utcnow
+    from models.exchange_rates import ExchangeRate
+
+    now = utcnow()
+    # KWD too: the tests' SUPPORTED_CURRENCIES has it, for a currency with three decimals.
+    starter = {**importlib.import_module("migrations.0019_exchange_rates").STARTER_RATES, "KWD": "3.2540"}
+    ExchangeRate.insert_many([{"source": "sandbox", "currency": code, "rate": Decimal(rate), "as_of": now,
+                               "fetched_at": now} for code, rate in starter.items()]).execute()
 
 
 @pytest.fixture

@@ -254,3 +254,41 @@ def test_statement_rebuild_sums_days_again_from_the_rows(runner, store):
         assert assert_roll_up_matches_rows(store.id) == kept and kept[0]["gross_paid"] == "12.50"
     assert invoke(runner, "statement", "rebuild", "--from", "2026-03-01", "--to", "2026-03-31",
                   "--store", "nope").exit_code == 1
+
+
+def test_rates_set_show_and_none(runner, client, auth):
+    result = invoke(runner, "rates", "set", "eur", "1.0842")
+    assert result.exit_code == 0 and "1 EUR = 1.0842 USD" in result.output
+    shown = invoke(runner, "rates", "show").output
+    assert "sandbox           EUR 1.0842" in shown and "EUR: 1.0842 USD (sandbox)" in shown
+    invoice = client.post("/v1/invoices", json={"amount": "10.00", "currency": "EUR"}, headers=auth).json
+    body = {"origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40, "dry": True}
+    quote = client.post(f"/v1/public/invoices/{invoice['id']}/quote", json=body).json
+    assert quote["estimate"]["exchange_rate"]["rate"] == "1.0842"          # at once, for the next quote
+    assert invoice_rate_refused(runner, "EUR", "none") == 0
+    assert "EUR: unavailable" in invoke(runner, "rates", "show").output
+    assert client.post(f"/v1/public/invoices/{invoice['id']}/quote", json=body).status_code == 503
+
+
+def invoice_rate_refused(runner, *args):
+    return invoke(runner, "rates", "set", *args).exit_code
+
+
+@pytest.mark.parametrize("args", [("USD", "1"), ("XAU", "1"), ("EURO", "1"), ("EUR", "0"), ("EUR", "-1"),
+                                  ("EUR", "1e3"), ("EUR", "abc")])
+def test_rates_set_refuses_what_is_not_a_rate(runner, args):
+    result = invoke(runner, "rates", "set", *args)
+    assert result.exit_code != 0 and "Error" in result.output
+
+
+def test_stores_set_fee_and_back_to_the_default(runner, store, app):
+    refused = invoke(runner, "stores", "set-fee", "--store", str(store.id), "--bps", "50")
+    assert refused.exit_code != 0 and "OPERATOR_FEE_ACCOUNT" in refused.output      # no account to pay it to
+    assert invoke(runner, "stores", "set-fee", "--store", str(store.id), "--bps", "0").exit_code == 0
+    with db.connection_context():
+        assert Store.get_by_id(store.id).fee_bps == 0
+    assert invoke(runner, "stores", "set-fee", "--store", str(store.id), "--default").exit_code == 0
+    with db.connection_context():
+        assert Store.get_by_id(store.id).fee_bps is None
+    for args in (["--bps", "501"], ["--bps", "-1"], [], ["--bps", "5", "--default"]):
+        assert invoke(runner, "stores", "set-fee", "--store", str(store.id), *args).exit_code != 0

@@ -16,7 +16,10 @@ def test_defaults_need_nothing_set():
     assert settings.redis_url is None and settings.embedded_redis
     assert settings.swap_provider == "sandbox"
     assert settings.invoice_ttl_seconds == 3600
-    assert settings.supported_currencies == ("USD",)
+    # The sandbox's rates price its starter table (docs/currencies.md).
+    assert settings.fx_providers == ("sandbox",)
+    assert settings.supported_currencies == ("USD", "EUR", "GBP", "CHF", "CAD", "AUD", "JPY", "SGD", "BRL", "MXN")
+    assert (settings.operator_fee_bps, settings.operator_fee_account) == (0, None)
     assert settings.public_base_url == settings.checkout_base_url == "http://localhost:8000"
     assert settings.allow_private_webhook_urls is False
 
@@ -39,6 +42,38 @@ def test_good_values_are_read_and_normalised():
     assert settings.allow_private_webhook_urls is True
     assert settings.public_base_url == "https://pay.example.com"
     assert settings.checkout_base_url == "https://pay.example.com"      # defaults to PUBLIC_BASE_URL
+
+
+def test_a_real_provider_without_rate_sources_supports_only_the_dollar():
+    assert load_settings({"SWAP_PROVIDER": "oneclick"}).supported_currencies == ("USD",)
+
+
+def test_real_rate_sources_default_to_what_each_of_them_prices():
+    settings = load_settings({"SWAP_PROVIDER": "oneclick", "FX_PROVIDER": " ECB, exchangerate_api"})
+    assert settings.fx_providers == ("ecb", "exchangerate_api")
+    assert "EUR" in settings.supported_currencies and "JPY" in settings.supported_currencies
+    assert "KWD" not in settings.supported_currencies           # the ECB does not price it
+    assert "KWD" in load_settings({"SWAP_PROVIDER": "oneclick",
+                                   "FX_PROVIDER": "exchangerate_api"}).supported_currencies
+
+
+@pytest.mark.parametrize("environ, variable", [
+    ({"FX_PROVIDER": "yahoo"}, "FX_PROVIDER"), ({"FX_PROVIDER": "sandbox,ecb"}, "FX_PROVIDER"),
+    ({"SWAP_PROVIDER": "oneclick", "FX_PROVIDER": "sandbox"}, "FX_PROVIDER"),
+    ({"FX_MAX_AGE_SECONDS": "10"}, "FX_MAX_AGE_SECONDS"), ({"FX_MAX_DIVERGENCE_BPS": "0"}, "FX_MAX_DIVERGENCE_BPS"),
+    ({"OPERATOR_FEE_BPS": "100"}, "OPERATOR_FEE_ACCOUNT"), ({"OPERATOR_FEE_BPS": "501"}, "OPERATOR_FEE_BPS"),
+    ({"OPERATOR_FEE_BPS": "-1"}, "OPERATOR_FEE_BPS"),
+    ({"OPERATOR_FEE_BPS": "100", "OPERATOR_FEE_ACCOUNT": "Fees.NEAR"}, "OPERATOR_FEE_ACCOUNT"),
+    ({"OPERATOR_FEE_BPS": "100", "OPERATOR_FEE_ACCOUNT": "a..near"}, "OPERATOR_FEE_ACCOUNT"),
+])
+def test_bad_rate_and_fee_settings_name_the_variable(environ, variable):
+    with pytest.raises(ConfigError, match=rf"^{variable}:"):
+        load_settings(environ)
+
+
+def test_a_fee_with_its_account():
+    settings = load_settings({"OPERATOR_FEE_BPS": "100", "OPERATOR_FEE_ACCOUNT": "tender-fees.near"})
+    assert (settings.operator_fee_bps, settings.operator_fee_account) == (100, "tender-fees.near")
 
 
 @pytest.mark.parametrize("url", ["postgres://u@h/db", "postgresql://u:p@h:5432/db", "sqlite:///tmp/x.db",

@@ -7,7 +7,7 @@ import secrets
 from core import ids
 from core.display_text import is_blank, spoofing_problem
 from core.networks import payout_wallet_problem
-from core.errors import BadRequest, NotFound
+from core.errors import BadRequest, NotFound, validation_error
 from models.stores import Store
 from services.accounts import api_keys
 
@@ -61,6 +61,18 @@ def rename(store: Store, name: str, *, now: dt.datetime) -> Store:
 
 def require_totp(store: Store, required: bool, *, now: dt.datetime) -> Store:
     Store.update(require_totp=bool(required), updated_at=now).where(Store.id == store.id).execute()
+    return Store.get_by_id(store.id)
+
+
+MAX_FEE_BPS = 500
+
+
+def set_fee(store: Store, fee_bps: int | None, *, now: dt.datetime) -> Store:
+    """The operator's fee for this store, in basis points (0-500); None: OPERATOR_FEE_BPS. Later
+    commits use it; an invoice keeps the fee its commit fixed."""
+    if fee_bps is not None and not 0 <= fee_bps <= MAX_FEE_BPS:
+        raise validation_error("bps", f"must be between 0 and {MAX_FEE_BPS}")
+    Store.update(fee_bps=fee_bps, updated_at=now).where(Store.id == store.id).execute()
     return Store.get_by_id(store.id)
 
 

@@ -182,6 +182,12 @@ INVOICE_COLUMNS = (
     # Stored as canonical JSON text (a cell starting with "{", never a formula): exported as stored.
     Column("metadata", Invoice.metadata, JSON),
     Column("refunded_amount", Invoice.refunded_amount, FIAT),
+    # What the buyer's commit fixed (docs/currencies.md): the rate (exact), the payout owed in
+    # `output_asset` units, and the operator's fee.
+    Column("exchange_rate", Invoice.exchange_rate, CRYPTO),
+    Column("payout_amount", Invoice.payout_amount, CRYPTO),
+    Column("fee_bps", Invoice.fee_bps),
+    Column("fee_amount", Invoice.fee_amount, FIAT),
 )
 
 TRANSACTION_COLUMNS = (

@@ -22,16 +22,16 @@ from models.stores import Store
 
 _STATEMENT = """
 SELECT day, currency, SUM(paid), {sum}(gross), {sum}(received), {sum}(difference), SUM(refunds),
-       SUM(processing), SUM(held), {sum}(refunded)
+       SUM(processing), SUM(held), {sum}(refunded), {sum}(fees)
 FROM (
     SELECT day, currency, invoices_paid AS paid, gross_paid AS gross, received, difference, refunds,
-           0 AS processing, 0 AS held, refunded
+           0 AS processing, 0 AS held, refunded, fees
     FROM settlement_day
     WHERE store_id = {p} AND day >= {p} AND day < {p} AND movements > 0
     UNION ALL
     SELECT date(paid_at), currency, 0, NULL, NULL, NULL, 0,
            CASE WHEN swap_status = 'processing' THEN 1 ELSE 0 END,
-           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END, NULL
+           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END, NULL, NULL
     FROM invoice
     WHERE store_id = {p} AND paid_at >= {p} AND paid_at < {p}
       AND (swap_status = 'processing' OR review_reason IS NOT NULL)
@@ -67,9 +67,9 @@ def settlement_statement(store: Store, start: dt.date, end: dt.date) -> list[dic
 
 def statement_rows(summed) -> list[dict]:
     """The statement's rows from (day, currency, paid, gross, received, difference, refunds,
-    processing, held, refunded) tuples, as the API returns them."""
+    processing, held, refunded, fees) tuples, as the API returns them."""
     rows = []
-    for day, currency, paid, gross, received, difference, refunds, processing, held, refunded in summed:
+    for day, currency, paid, gross, received, difference, refunds, processing, held, refunded, fees in summed:
         rows.append({
             "date": day if isinstance(day, str) else day.isoformat(),
             "currency": currency,
@@ -81,5 +81,6 @@ def statement_rows(summed) -> list[dict]:
             "refunded": money.format_fiat(_amount(refunded), currency),
             "processing": int(processing),
             "held_for_review": int(held),
+            "fees": money.format_fiat(_amount(fees), currency),
         })
     return rows

@@ -40,7 +40,8 @@ class CheckoutResult:
 
 
 def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int,
-                   get_provider: Callable[[], object] | None = None) -> CheckoutResult:
+                   get_provider: Callable[[], object] | None = None,
+                   pricing: quotes.Pricing = quotes.NO_RATES) -> CheckoutResult:
     """Create or reuse the invoice for a buyer's checkout of the link behind `token`.
 
     `get_provider()` returns the swap provider; it is called only when `data` has `origin_asset`
@@ -74,7 +75,7 @@ def start_checkout(token: str, data: dict, *, now: dt.datetime, ttl_seconds: int
         # link that both get here: the commit's compare-and-set lets the first address stand.
         try:
             invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset,
-                                            refund_to=data["refund_to"], now=now)
+                                            refund_to=data["refund_to"], now=now, pricing=pricing)
         except Conflict as error:
             if error.code != quotes.ALREADY_COMMITTED:
                 raise

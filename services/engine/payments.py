@@ -6,8 +6,9 @@ all the moves of one status are one compare-and-set of the invoice, each transac
 repeated, reordered or concurrent poll changes nothing twice, and a worker killed half-way leaves
 nothing half-done.
 
-Units: `paid_amount`, `received_amount` and `difference_amount` are in the invoice currency (a
-USD stablecoin output is taken at par), rounded to its minor units; transactions carry asset units.
+Units: `paid_amount`, `received_amount` and `difference_amount` are in the invoice currency (the
+output asset's units converted at the rate the commit fixed), rounded to its minor units;
+transactions carry asset units.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from models.stores import Store
 from models.transactions import Transaction
 from providers import base
 from providers.base import DepositStatus
-from services.engine import invoice_states
+from services.engine import exchange_rates, invoice_states, payout_terms
 from services.engine.answers import apply_until_current
 from services.engine.deposits import DEPOSIT_SEEN
 from services.engine.transactions import record_movement
@@ -49,7 +50,8 @@ def refunded_excess(status: DepositStatus) -> Decimal:
 def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
     """What the buyer paid, in the invoice currency, net of what the provider sent back of a deposit
     that still settled (an overpayment, or EXACT_OUTPUT's unused slippage buffer): the provider's USD
-    values, else pro rata of the quote. None when neither can tell (never a guess)."""
+    values at the invoice's fixed rate (when it is paid out in dollars), else pro rata of the quote.
+    None when neither can tell (never a guess)."""
     if status.amount_in is None:
         return None
     excess = refunded_excess(status)
@@ -60,19 +62,31 @@ def deposit_value(invoice: Invoice, status: DepositStatus) -> Decimal | None:
         # invoice never shows more paid than due, then less once the refund is reported.
         excess = status.amount_in - invoice.amount_due
     net = status.amount_in - excess
-    if status.amount_in_usd is not None and status.amount_in > 0:
+    if status.amount_in_usd is not None and status.amount_in > 0 and _valued_in_dollars(invoice):
         if excess and status.refunded_amount_usd is not None:
-            return _in_currency(status.amount_in_usd - status.refunded_amount_usd, invoice)
-        return _in_currency(status.amount_in_usd * net / status.amount_in, invoice)
+            return _in_currency(_dollars_in_currency(status.amount_in_usd - status.refunded_amount_usd, invoice),
+                                invoice)
+        return _in_currency(_dollars_in_currency(status.amount_in_usd * net / status.amount_in, invoice), invoice)
     if invoice.amount_due:
         return _in_currency(invoice.amount * net / invoice.amount_due, invoice)
     return None
 
 
+def _valued_in_dollars(invoice: Invoice) -> bool:
+    """The provider's USD values can be read in the invoice currency: at par with a dollar, or
+    through the invoice's dollar rate."""
+    payout_currency = exchange_rates.payout_currency(invoice.output_asset)
+    return payout_currency == "USD" and (invoice.currency == "USD" or invoice.exchange_rate is not None)
+
+
+def _dollars_in_currency(dollars: Decimal, invoice: Invoice) -> Decimal:
+    return dollars / invoice.exchange_rate if invoice.currency != "USD" else dollars
+
+
 def committed_amount_out(invoice: Invoice) -> Decimal:
-    """What the committed quote promised the merchant, in output-asset units: quotes are
-    EXACT_OUTPUT of the invoice amount (services/engine/quotes.py)."""
-    return invoice.amount
+    """What the committed quote promised the merchant, in output-asset units: EXACT_OUTPUT of the
+    payout less the operator's fee (services/engine/payout_terms.py)."""
+    return payout_terms.promised_amount_out(invoice)
 
 
 def apply_deposit_status(invoice: Invoice, status: DepositStatus, *, now: dt.datetime) -> Invoice:
@@ -169,8 +183,8 @@ def _on_success(answer: invoice_states.Answer, reading: _Reading) -> None:
     record_movement(current, "settlement", payout_hash, now=now, network=network_of(current.output_asset),
                     token=current.output_asset, amount=status.amount_out, from_wallet=None,
                     to_wallet=store.payout_wallet, status="confirmed")
-    # A USD stablecoin output is taken at par with the invoice currency (docs/decisions.md).
-    received = _in_currency(status.amount_out, current)
+    # Back in the invoice currency at the rate the commit fixed (at par when there is none).
+    received = payout_terms.to_invoice_currency(status.amount_out, current.currency, current.exchange_rate)
     answer.move("settle", received_amount=received, difference_amount=received - current.paid_amount,
                 swap_status=None, settled_at=now, review_reason=None)
 

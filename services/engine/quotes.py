@@ -1,8 +1,9 @@
 """Pricing an invoice in the buyer's asset, and committing to a deposit address (docs/payment-engine.md).
 
-The merchant receives `invoice.amount` units of the store's `output_asset` (a USD stablecoin,
-taken at par with the invoice currency: see docs/decisions.md, "Payment engine"); the provider
-quotes EXACT_OUTPUT, so the buyer's `amount_in` carries the swap fee.
+The merchant is owed the invoice's `payout_amount` of the store's `output_asset`: its amount at the
+exchange rate fixed by the commit, less the operator's fee (services/engine/payout_terms.py,
+docs/currencies.md). The provider quotes EXACT_OUTPUT, so the buyer's `amount_in` carries the swap
+fee and the operator's.
 """
 from __future__ import annotations
 
@@ -14,9 +15,13 @@ from models.base import db
 from models.invoices import Invoice
 from models.stores import Store
 from providers.base import Asset, ProviderRejected, ProviderUnavailable, Quote, QuoteRequest
-from services.engine import invoice_states, poll_state
+from services.engine import invoice_states, payout_terms, poll_state
+from services.engine.exchange_rates import RatePolicy
+from services.engine.payout_terms import PayoutTerms, Pricing
 
 log = logging.getLogger("tender.quotes")
+# Without the operator's settings: no rate source (only a currency at par with the asset) and no fee.
+NO_RATES = Pricing(RatePolicy(()))
 
 
 def checkout_unavailable() -> Unavailable:
@@ -58,17 +63,26 @@ def _ask(provider, request: QuoteRequest) -> Quote:
                           param="refund_to") from None
 
 
-def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | None, now: dt.datetime) -> Quote:
-    """A dry quote: what the buyer would send. Moves pending -> quoted (no event)."""
+def price(invoice: Invoice, provider, *, origin_asset: str, refund_to: str | None, now: dt.datetime,
+          pricing: Pricing = NO_RATES) -> tuple[Quote, PayoutTerms]:
+    """A dry quote at today's rate: what the buyer would send, and the terms as an estimate.
+    Moves pending -> quoted (no event)."""
     find_asset(provider, origin_asset)
     _ensure_payable(invoice, now)
     store = Store.get_by_id(invoice.store_id)
-    quote = _ask(provider, QuoteRequest(
-        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
-        recipient=store.payout_wallet or "", refund_to=refund_to or "", deadline=invoice.expires_at,
-        dry=True, reference=invoice.public_id))
+    terms = payout_terms.terms_for(invoice, store, pricing, now=now)
+    quote = _ask(provider, _request(invoice, store, terms, pricing, origin_asset=origin_asset,
+                                    recipient=store.payout_wallet or "", refund_to=refund_to or "", dry=True))
     invoice_states.move(invoice.id, "quote", now=now, origin_asset=origin_asset)
-    return quote
+    return quote, terms
+
+
+def _request(invoice: Invoice, store: Store, terms: PayoutTerms, pricing: Pricing, *, origin_asset: str,
+             recipient: str, refund_to: str, dry: bool) -> QuoteRequest:
+    return QuoteRequest(
+        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=terms.amount_out,
+        recipient=recipient, refund_to=refund_to, deadline=invoice.expires_at, dry=dry, reference=invoice.public_id,
+        app_fee_bps=terms.fee_bps, app_fee_recipient=pricing.fee_account if terms.fee_bps else None)
 
 
 def committed_fields(quote: Quote, *, refund_to: str, now: dt.datetime) -> dict:
@@ -90,8 +104,10 @@ def time_needed_to_pay(invoice: Invoice, min_remaining_seconds: int) -> dt.timed
 
 
 def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now: dt.datetime,
-           min_remaining_seconds: int = DEFAULT_MIN_REMAINING_SECONDS) -> tuple[Invoice, Quote | None]:
-    """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment.
+           min_remaining_seconds: int = DEFAULT_MIN_REMAINING_SECONDS,
+           pricing: Pricing = NO_RATES) -> tuple[Invoice, Quote | None]:
+    """A committed (wet) quote: the provider issues a deposit address; -> awaiting_payment. The
+    exchange rate and the fee are fixed here, on the invoice, with the address.
 
     Repeating it on an invoice that already has its address returns that invoice unchanged. An
     invoice too close to its expiry is refused: the buyer could not pay the address in time.
@@ -110,13 +126,13 @@ def commit(invoice: Invoice, provider, *, origin_asset: str, refund_to: str, now
     store = Store.get_by_id(invoice.store_id)
     if not store.payout_wallet:
         raise BadRequest("payout_wallet_not_configured", "The store has no payout wallet.")
-    quote = _ask(provider, QuoteRequest(
-        origin_asset=origin_asset, destination_asset=invoice.output_asset, amount_out=invoice.amount,
-        recipient=store.payout_wallet, refund_to=refund_to, deadline=invoice.expires_at, dry=False,
-        reference=invoice.public_id))
+    terms = payout_terms.terms_for(invoice, store, pricing, now=now)
+    quote = _ask(provider, _request(invoice, store, terms, pricing, origin_asset=origin_asset,
+                                    recipient=store.payout_wallet, refund_to=refund_to, dry=False))
     with db.atomic():
         moved = invoice_states.move(invoice.id, "commit_quote", now=now, guard=Invoice.expires_at >= now + needed,
-                                    **committed_fields(quote, refund_to=refund_to, now=now))
+                                    **committed_fields(quote, refund_to=refund_to, now=now),
+                                    **payout_terms.committed_fields(terms, now=now))
         if moved is not None:
             poll_state.watch(moved, at=now)
     if moved is None:

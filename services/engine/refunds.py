@@ -14,7 +14,7 @@ other; a refund that expires, is cancelled or fails stops holding its amount by 
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 import logging
 
 from core import ids, money, networks
@@ -30,7 +30,7 @@ from models.stores import ApiKey, Store
 from providers import base
 from providers.base import ProviderError, ProviderRejected, ProviderUnavailable, ReverseQuoteRequest
 from services import integrations
-from services.engine import deposits, poll_state, refund_answers, refund_states
+from services.engine import deposits, payout_terms, poll_state, refund_answers, refund_states
 
 log = logging.getLogger("tender.refunds")
 # How long the merchant has to send the funding: the deposit address's deadline.
@@ -95,8 +95,11 @@ def _over_refundable(invoice: Invoice) -> BadRequest:
 
 def funding_amount(invoice: Invoice, amount: Decimal) -> Decimal:
     """What the merchant sends, in the store's payout asset, to refund `amount` of the invoice's
-    currency: taken at par (a USD stablecoin for a USD invoice). The one place it is computed."""
-    return amount
+    currency: that part of the payout at the rate the invoice's commit fixed, whatever the rate does
+    later (docs/currencies.md); at par, the amount itself. The one place it is computed."""
+    if invoice.exchange_rate is None:
+        return amount
+    return (amount * invoice.exchange_rate).quantize(payout_terms.PAYOUT_UNIT, rounding=ROUND_HALF_UP)
 
 
 def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: dt.datetime) -> Refund:
@@ -110,6 +113,8 @@ def create_refund(invoice: Invoice, key: ApiKey, data: dict, provider, *, now: d
                          "invoice can be refunded.")
     amount = data["amount"]
     money.check_fiat_places(amount, invoice.currency, "amount")
+    if funding_amount(invoice, amount) <= 0:
+        raise validation_error("amount", "is worth less than the payout asset's smallest unit at the invoice's rate")
     if amount > refundable_amount(invoice):
         raise _over_refundable(invoice)
     store = Store.get_by_id(invoice.store_id)

@@ -13,12 +13,14 @@ from models.invoices import Invoice
 from models.refunds import Refund
 from providers.sandbox import sandbox_refund_address
 from services.engine import invoice_states, poll_state, quotes
+from services.engine.payout_terms import Pricing
 
 DEFAULT_ORIGIN_ASSET = "usdc.eth"
 
 
 def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount: Decimal | None,
-                     origin_asset: str | None, refund_to: str | None, now: dt.datetime) -> Invoice:
+                     origin_asset: str | None, refund_to: str | None, now: dt.datetime,
+                     pricing: Pricing = quotes.NO_RATES) -> Invoice:
     if not invoice.deposit_address:
         if not invoice_states.can_quote(invoice):
             raise BadRequest("invoice_not_payable",
@@ -26,7 +28,8 @@ def simulate_payment(invoice: Invoice, provider, *, outcome: str | None, amount:
         origin_asset = origin_asset or DEFAULT_ORIGIN_ASSET
         quotes.find_asset(provider, origin_asset)
         invoice, _quote = quotes.commit(invoice, provider, origin_asset=origin_asset,
-                                        refund_to=refund_to or sandbox_refund_address(origin_asset), now=now)
+                                        refund_to=refund_to or sandbox_refund_address(origin_asset), now=now,
+                                        pricing=pricing)
     # A second call on the same address records nothing new: one simulated deposit per address.
     provider.record_deposit(invoice.deposit_address, outcome=outcome, amount=amount, now=now)
     poll_state.watch(invoice, at=now)   # poll it now

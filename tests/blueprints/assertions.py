@@ -20,10 +20,12 @@ INVOICE_FIELDS = {
     "id", "external_order_id", "status", "amount", "currency", "order_amount", "order_currency",
     "paid_amount", "refunded_amount", "output_asset", "checkout_url", "payment_url", "return_url", "customer_id",
     "payment_link_id", "transaction_hash", "metadata", "created_at", "updated_at", "paid_at", "expires_at",
+    "exchange_rate", "payout_amount", "fee_bps", "fee_amount",
 }
 STATUS_FIELDS = {
     "id", "status", "swap_status", "paid_amount", "received_amount", "difference_amount", "transaction_hash",
-    "paid_at", "deposit_address", "deposit_memo", "return_url",
+    "paid_at", "deposit_address", "deposit_memo", "return_url", "exchange_rate", "payout_amount", "fee_bps",
+    "fee_amount",
 }
 TRANSACTION_FIELDS = {
     "id", "invoice_id", "type", "refund_id", "network", "token", "amount", "transaction_hash", "from_wallet", "to_wallet",

@@ -57,13 +57,15 @@ def test_status_object_while_funds_are_converted(client, auth, store):
     invoice = factories.make_invoice(
         store, status="paid", swap_status="processing", paid_amount=Decimal("10.00"),
         paid_at=dt.datetime(2026, 3, 1, 12, 0, 0), transaction_hash="0xdeposit", deposit_address="0xaddr",
-        deposit_memo="memo-7", return_url="https://shop.example/done")
+        deposit_memo="memo-7", return_url="https://shop.example/done", payout_amount=Decimal("10.000000"),
+        fee_bps=0)
     body = client.get(f"/v1/invoices/{invoice.public_id}/status", headers=auth).get_json()
     assert body == {
         "id": invoice.public_id, "status": "paid", "swap_status": "processing", "paid_amount": "10.00",
         "received_amount": None, "difference_amount": None, "transaction_hash": "0xdeposit",
         "paid_at": "2026-03-01T12:00:00Z", "deposit_address": "0xaddr", "deposit_memo": "memo-7",
-        "return_url": "https://shop.example/done",
+        "return_url": "https://shop.example/done", "exchange_rate": None, "payout_amount": "10.00",
+        "fee_bps": 0, "fee_amount": None,
     }
 
 

@@ -29,6 +29,7 @@ STATUS_OF_CODE = {
     "invalid_webhook_url": 422, "unknown_event_type": 422, "webhook_endpoint_limit": 422,
     "rate_limited": 429, "internal_error": 500,
     "checkout_unavailable": 503, "service_unavailable": 503, "provider_unavailable": 503,
+    "exchange_rate_unavailable": 503,
 }
 # A known deposit (or a refund's known funding) refuses a cancel with 409 (the money is in flight);
 # any other refusal is 400.

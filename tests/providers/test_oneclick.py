@@ -105,6 +105,30 @@ def test_wet_quote_sends_exact_output_in_smallest_units_with_auth(provider, serv
     assert quote.correlation_id and quote.time_estimate_seconds == 20
 
 
+@pytest.mark.parametrize("dry", [False, True])
+def test_the_operators_fee_is_sent_as_app_fees_and_priced_in(provider, server, dry):
+    quote = provider.quote(quote_request(dry=dry, amount_out=Decimal("24.75"), app_fee_bps=100,
+                                         app_fee_recipient="tender-fees.near"))
+    sent = server.requests_to("/v0/quote")[0].json
+    assert sent["appFees"] == [{"recipient": "tender-fees.near", "fee": 100}]
+    assert sent["amount"] == "24750000"                 # the exact output is the payout less the fee
+    assert quote.amount_in == Decimal("25.25")          # the buyer pays the fee on top: 24.75 / 0.99 × 1.01
+
+
+def test_no_fee_sends_no_app_fees(provider, server):
+    provider.quote(quote_request(app_fee_bps=0, app_fee_recipient="tender-fees.near"))
+    assert "appFees" not in server.requests_to("/v0/quote")[0].json
+
+
+def test_the_local_server_refuses_app_fees_1click_would(server):
+    from tests.support.oneclick_server import _app_fees_problem
+
+    for bad in ({"recipient": "tender-fees.near"}, [{"recipient": "Not A Near", "fee": 100}],
+                [{"recipient": "tender-fees.near", "fee": "100"}], [{"recipient": "tender-fees.near", "fee": 0}]):
+        assert _app_fees_problem(bad) is not None
+    assert _app_fees_problem([{"recipient": "tender-fees.near", "fee": 100}]) is None
+
+
 def test_dry_quote_has_no_deposit_address(provider, server):
     quote = provider.quote(quote_request(dry=True))
 

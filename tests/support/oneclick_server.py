@@ -311,7 +311,9 @@ def _exact_output_quote(body: dict[str, Any], origin: tuple, destination: tuple)
     """amountIn = amountOut priced in the origin asset, plus the slippage buffer, rounded up."""
     amount_out = Decimal(body["amount"]).scaleb(-destination[3])
     buffer = 1 + Decimal(body["slippageTolerance"]) / 10000
-    amount_in_whole = amount_out * Decimal(destination[4]) / Decimal(origin[4]) * buffer
+    # `appFees` are a share of the swap: the buyer sends enough for the exact output and the fees.
+    app_fees = 1 - Decimal(sum(fee["fee"] for fee in body.get("appFees", []))) / 10000
+    amount_in_whole = amount_out * Decimal(destination[4]) / Decimal(origin[4]) / app_fees * buffer
     amount_in = int(amount_in_whole.scaleb(origin[3]).to_integral_value(rounding=ROUND_CEILING))
     min_in = int((amount_in_whole / buffer).scaleb(origin[3]).to_integral_value(rounding=ROUND_CEILING))
     out_usd = amount_out * Decimal(destination[4])
@@ -387,6 +389,20 @@ def _quote_problem(body: Any, by_id: dict[str, tuple]) -> str | None:
             return f"{name} is not a valid address for {body[kind_name]} on {expected_chain}"
     if body["depositType"] == "ORIGIN_CHAIN" and origin[1] in MEMO_CHAINS and body.get("depositMode") != "MEMO":
         return f"depositMode MEMO is required for deposits on {origin[1]}"
+    return _app_fees_problem(body.get("appFees", []))
+
+
+def _app_fees_problem(app_fees: Any) -> str | None:
+    """`appFees`: [{recipient: a NEAR account, fee: basis points}], as the published definitions say."""
+    if not isinstance(app_fees, list):
+        return "appFees must be an array"
+    for fee in app_fees:
+        if not isinstance(fee, dict) or set(fee) != {"recipient", "fee"}:
+            return "each value in appFees must be an object with recipient and fee"
+        if not valid_address("near", fee["recipient"]):
+            return "appFees.recipient must be a NEAR account"
+        if isinstance(fee["fee"], bool) or not isinstance(fee["fee"], int) or not 0 < fee["fee"] < 10000:
+            return "appFees.fee must be a positive integer of basis points"
     return None
 
 

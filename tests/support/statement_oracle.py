@@ -14,19 +14,20 @@ from services.books import reports
 
 _ROWS = """
 SELECT day, currency, SUM(paid), {sum}(gross), {sum}(received), {sum}(difference), SUM(refunds),
-       SUM(processing), SUM(held), {sum}(refunded)
+       SUM(processing), SUM(held), {sum}(refunded), {sum}(fees)
 FROM (
     SELECT date(paid_at) AS day, currency, 1 AS paid, paid_amount AS gross, NULL AS received,
            NULL AS difference, 0 AS refunds,
            CASE WHEN swap_status = 'processing' THEN 1 ELSE 0 END AS processing,
-           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END AS held, NULL AS refunded
+           CASE WHEN review_reason IS NOT NULL THEN 1 ELSE 0 END AS held, NULL AS refunded, NULL AS fees
     FROM invoice
     WHERE store_id = {p} AND paid_at >= {p} AND paid_at < {p}
     UNION ALL
     SELECT date(t.created_at), i.currency, 0, NULL,
            CASE WHEN t.type = 'settlement' THEN t.amount END,
            CASE WHEN t.type = 'settlement' THEN i.difference_amount END,
-           CASE WHEN t.type = 'refund' THEN 1 ELSE 0 END, 0, 0, r.amount
+           CASE WHEN t.type = 'refund' THEN 1 ELSE 0 END, 0, 0, r.amount,
+           CASE WHEN t.type = 'settlement' THEN i.fee_amount END
     FROM "transaction" t JOIN invoice i ON i.id = t.invoice_id LEFT JOIN refund r ON r.id = t.refund_id
     WHERE t.store_id = {p} AND t.type IN ('settlement', 'refund') AND t.created_at >= {p} AND t.created_at < {p}
 ) AS movements

@@ -62,12 +62,14 @@ def test_per_day_and_currency(client, auth, store):
     assert (body["from"], body["to"]) == ("2026-03-10", "2026-03-11")
     assert body["data"] == [
         {"date": "2026-03-10", "currency": "EUR", "invoices_paid": 1, "gross_paid": "8.00", "received": "8.00",
-         "difference": "0.00", "refunds": 0, "refunded": "0.00", "processing": 0, "held_for_review": 0},
+         "difference": "0.00", "refunds": 0, "refunded": "0.00", "processing": 0, "held_for_review": 0,
+         "fees": "0.00"},
         {"date": "2026-03-10", "currency": "USD", "invoices_paid": 4, "gross_paid": "47.00",
          "received": "34.870001", "difference": "-0.13", "refunds": 0, "refunded": "0.00", "processing": 2,
-         "held_for_review": 1},
+         "held_for_review": 1, "fees": "0.00"},
         {"date": "2026-03-11", "currency": "USD", "invoices_paid": 1, "gross_paid": "3.00", "received": "0.00",
-         "difference": "0.00", "refunds": 2, "refunded": "5.00", "processing": 0, "held_for_review": 0},
+         "difference": "0.00", "refunds": 2, "refunded": "5.00", "processing": 0, "held_for_review": 0,
+         "fees": "0.00"},
     ]
 
 
