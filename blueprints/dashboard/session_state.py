@@ -25,7 +25,8 @@ REAUTH_WINDOW = dt.timedelta(minutes=5)
 PUBLIC_ENDPOINTS = {"dashboard.login", "dashboard.invitation", "dashboard.password_reset",
                     "dashboard.password_reset_link"}
 # Pages a signed-in user reaches before choosing a store (or setting up a TOTP the store requires).
-STORELESS_ENDPOINTS = {"dashboard.stores", "dashboard.logout", "dashboard.totp", "dashboard.confirm"}
+STORELESS_ENDPOINTS = {"dashboard.stores", "dashboard.logout", "dashboard.totp", "dashboard.confirm",
+                       "dashboard.account"}
 
 
 def client_address() -> str:

@@ -127,6 +127,30 @@ def confirm():
     return redirect(target)
 
 
+@bp.route("/account", methods=["GET", "POST"])
+def account():
+    """A new password, with the current one: every other session of the user ends, this one goes on."""
+    if request.method == "GET":
+        return render_template("dashboard/account.html")
+    email, address = g.user.email, client_address()
+    if login_throttle.is_locked(email, address) or not people.verify_password(g.user, request.form.get("current", "")):
+        login_throttle.note_failure(email, address)
+        return render_template("dashboard/account.html", error=GENERIC_REFUSAL), 401
+    if request.form.get("password") != request.form.get("password_again"):
+        return render_template("dashboard/account.html", error="The two new passwords differ."), 400
+    try:
+        user = people.set_password(g.user, request.form.get("password", ""), now=utcnow())
+    except BadRequest as error:
+        return render_template("dashboard/account.html", error=error.message), 400
+    store_id = session.get("store_id")
+    sign_in(user)                      # a new session id, in the new epoch
+    if store_id:
+        session["store_id"] = store_id
+    if g.store is not None:
+        audit.record(g.store, user, "user.password_change", now=utcnow(), address=address)
+    return redirect(url_for("dashboard.home"))
+
+
 @bp.route("/account/totp", methods=["GET", "POST"])
 def totp():
     secret = session.setdefault("totp_pending", people.new_totp_secret())

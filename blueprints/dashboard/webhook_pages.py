@@ -16,7 +16,7 @@ from core.errors import BadRequest, Unprocessable
 from infra.pagination import PageRequest
 from models.events import EVENT_TYPES
 from schemas.webhooks import DeliveryListQuerySchema, WebhookEndpointCreateSchema, WebhookEndpointUpdateSchema
-from services.webhooks import endpoints, outbox
+from services.webhooks import endpoints, outbox, webhook_replays
 
 REQUEST_EXCERPT = 2000
 
@@ -75,6 +75,17 @@ def rotate_webhook_secret(endpoint_id):
     return webhook_endpoint_page(endpoint.public_id, new_secret=endpoint.shown_secret)
 
 
+@bp.post("/webhooks/<endpoint_id>/test")
+@requires("develop")
+def send_test_event(endpoint_id):
+    endpoint = endpoints.get_endpoint(g.store, endpoint_id)
+    webhook_replays.replay_newest(endpoint, now=utcnow())
+    outbox.nudge_delivery()
+    note("webhook_endpoint.test", target=endpoint.public_id)
+    flash("The newest event is on its way to the endpoint again: its delivery shows below within seconds.")
+    return redirect(url_for("dashboard.webhook_endpoint_page", endpoint_id=endpoint.public_id))
+
+
 @bp.post("/webhooks/<endpoint_id>/delete")
 @requires("develop")
 def delete_webhook_endpoint(endpoint_id):
@@ -89,7 +100,8 @@ def delete_webhook_endpoint(endpoint_id):
 @requires("read")
 def webhook_delivery_page(delivery_id):
     delivery = endpoints.get_delivery(g.store, delivery_id)
-    sent = json.dumps(delivery.event.payload, indent=2, ensure_ascii=False)
+    payload = endpoints.get_event(g.store, delivery.event.public_id).payload     # the body as it was sent
+    sent = json.dumps(payload, indent=2, ensure_ascii=False)
     return render_template("dashboard/webhook_delivery.html", delivery=delivery,
                            attempts=endpoints.attempts_of(delivery), request_excerpt=sent[:REQUEST_EXCERPT],
                            cut=len(sent) > REQUEST_EXCERPT)

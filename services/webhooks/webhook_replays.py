@@ -81,6 +81,18 @@ def replay(endpoint: WebhookEndpoint, data: dict, *, now: dt.datetime) -> Replay
     return result
 
 
+def replay_newest(endpoint: WebhookEndpoint, *, now: dt.datetime) -> Replay:
+    """A test delivery (the dashboard's "Send a test event"): the newest event the endpoint
+    subscribes to, delivered to it again, signed and recorded like any other delivery."""
+    newest = (_matching_events(endpoint, dt.datetime.min, now + dt.timedelta(seconds=1))
+              .select(Event.created_at).order_by(Event.created_at.desc()).first())
+    if newest is None:
+        raise BadRequest("validation_error", "This endpoint has no event to send yet: create an invoice "
+                         "(in the sandbox, simulate its payment) and try again.", param="id")
+    return replay(endpoint, {"since": newest.created_at, "until": newest.created_at + dt.timedelta(microseconds=1)},
+                  now=now)
+
+
 @dataclass(frozen=True)
 class Missed:
     events: int

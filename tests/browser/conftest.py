@@ -102,6 +102,7 @@ def _env(database_url: str, port: int) -> dict:
         "WEB_CONCURRENCY": "1", "WEB_THREADS": "8", "LOG_LEVEL": "WARNING",
         "CHAIN_POLL_INTERVAL_SECONDS": "1", "SETTLEMENT_POLL_INTERVAL_SECONDS": "1",
         "EXPIRY_SWEEP_INTERVAL_SECONDS": "1",
+        "ALLOW_PRIVATE_WEBHOOK_URLS": "1",        # the dashboard's walk sends webhooks to a closed local port
     })
     if os.environ.get("TEST_REDIS_URL"):
         env["REDIS_URL"] = os.environ["TEST_REDIS_URL"]

@@ -14,6 +14,7 @@ import pyotp
 import requests
 
 from tests.browser.conftest import BIN, PHONE, ROOT, _env, wait_for
+from tests.support.polling import free_port
 
 TIMEOUT_MS = 20_000
 PASSWORD = "a long owner password"
@@ -75,6 +76,13 @@ def test_a_new_owner_runs_the_store_from_the_dashboard(server, pages, browser):
     expect(page.locator("#share")).to_have_value(re.compile(r"/pay/plpub_[0-9a-z]+$"))
     _checked(pages, page, "payment link", "dashboard-payment-link")
 
+    # A webhook endpoint nothing listens at: its deliveries fail.
+    page.goto(server.base_url + "/dashboard/webhooks")
+    page.fill("#name", "Shop receiver")
+    page.fill("#url", f"http://127.0.0.1:{free_port()}/tender")
+    page.click("text=Add the endpoint")
+    expect(page.locator("#new-secret")).to_have_value(re.compile(r"^whsec_[0-9a-f]{64}$"))
+
     # A payment, simulated from the invoice's page, seen on the home page.
     invoice = server.api("POST", "/v1/invoices", json={"amount": "42.00", "external_order_id": "order-88"}).json()
     page.goto(server.base_url + "/dashboard/invoices")
@@ -103,6 +111,17 @@ def test_a_new_owner_runs_the_store_from_the_dashboard(server, pages, browser):
     expect(page.locator(".notice")).to_contain_text("Simulated funding sent")
     _reload_until(page, lambda: "succeeded" in page.locator("table").inner_text(), "the refund to succeed")
 
+    # The endpoint's failed delivery, sent again from its page.
+    page.goto(server.base_url + "/dashboard/webhooks")
+    page.click("text=Shop receiver")
+    _checked(pages, page, "webhook endpoint", "dashboard-webhook-endpoint")
+    page.locator("tbody a").last.click()
+    _reload_until(page, lambda: "#1" in page.locator("main").inner_text(), "the first attempt to fail")
+    _checked(pages, page, "webhook delivery", "dashboard-webhook-delivery")
+    page.click("text=Send it again")
+    expect(page.locator(".notice")).to_contain_text("Sent again")
+    _reload_until(page, lambda: "#2" in page.locator("main").inner_text(), "the redelivery's attempt")
+
     # An API key, shown once, that works.
     page.goto(server.base_url + "/dashboard/api-keys")
     page.click("text=Create a key")
@@ -118,7 +137,7 @@ def test_a_new_owner_runs_the_store_from_the_dashboard(server, pages, browser):
     for path, name in (("/dashboard/webhooks", "dashboard-webhooks"), ("/dashboard/books", "dashboard-books"),
                        ("/dashboard/settings", "dashboard-settings"), ("/dashboard/integrations", None),
                        ("/dashboard/audit", "dashboard-audit"), ("/dashboard/payment-links", None),
-                       ("/dashboard/refunds", None)):
+                       ("/dashboard/refunds", None), ("/dashboard/account", None)):
         page.goto(server.base_url + path)
         _checked(pages, page, path, name)
 

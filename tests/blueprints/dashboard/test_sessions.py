@@ -137,3 +137,18 @@ def test_with_totp_on_the_password_alone_does_not_sign_in(client, owner):
                    ).status_code == 401
     assert sign_in(client, owner.email, code=pyotp.TOTP(secret).now()).status_code == 302
     assert client.get("/dashboard/").status_code == 200
+
+
+def test_changing_the_password_ends_the_other_sessions_and_keeps_this_one(app, client, owner):
+    elsewhere = app.test_client()
+    sign_in(elsewhere, owner.email)
+    sign_in(client, owner.email)
+    before = session_cookie(client).value
+    wrong = post(client, "/dashboard/account", {"current": "not it", "password": "x" * 12, "password_again": "x" * 12},
+                 form_page="/dashboard/account")
+    assert wrong.status_code == 401
+    answer = post(client, "/dashboard/account", {"current": PASSWORD, "password": "a fresh password",
+                                                 "password_again": "a fresh password"}, form_page="/dashboard/account")
+    assert answer.status_code == 302 and client.get("/dashboard/").status_code == 200
+    assert session_cookie(client).value != before
+    assert elsewhere.get("/dashboard/").status_code == 302

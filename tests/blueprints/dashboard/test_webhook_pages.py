@@ -62,6 +62,8 @@ def test_a_delivery_shows_what_was_sent_and_what_came_back_escaped(developer, st
         assert page.status_code == 200 and SCRIPT not in text, path
     detail = developer.get(f"/dashboard/webhooks/deliveries/{delivery.public_id}").get_data(as_text=True)
     assert "invoice.created" in detail and "HTTP 500" in detail and "&lt;script&gt;" in detail
+    invoice_id = Event.get().payload["data"]["object"]["id"]
+    assert invoice_id in detail.split("What was sent", 1)[1]          # the body that was sent
 
 
 def test_redeliver_queues_the_delivery_again(developer, store):
@@ -101,3 +103,18 @@ def test_a_viewer_reads_deliveries_and_changes_nothing(client, store):
         assert post(client, path).status_code == 403
     assert post(client, "/dashboard/webhooks", {"url": "https://x.example.test/"}).status_code == 403
     assert WebhookEndpoint.get().enabled and WebhookDelivery.get().status == "failed"
+
+
+def test_a_test_event_sends_the_newest_event_again(developer, store):
+    endpoint, delivery = _endpoint_with_a_failed_delivery(store, name="Shop")
+    assert post(developer, f"/dashboard/webhooks/{endpoint.public_id}/test").status_code == 302
+    again = WebhookDelivery.select().where(WebhookDelivery.id != delivery.id).get()
+    assert (again.event_id, again.endpoint_id, again.status) == (delivery.event_id, endpoint.id, "pending")
+
+
+def test_a_test_event_without_any_event_says_what_to_do(developer, store):
+    with db.connection_context():
+        endpoint = endpoints.create_endpoint(store, {"url": "https://hooks.example.test/x", "events": ["*"]},
+                                             now=utcnow(), allow_private=True)
+    answer = post(developer, f"/dashboard/webhooks/{endpoint.public_id}/test")
+    assert answer.status_code == 400 and "no event to send yet" in answer.get_data(as_text=True)
