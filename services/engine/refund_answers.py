@@ -42,9 +42,12 @@ def _apply(refund: Refund, status: DepositStatus, *, now: dt.datetime) -> Refund
         _note_funding(answer, status)
     handler = _HANDLERS.get(status.status)
     delivery = handler(answer, status) if handler is not None else None
+    # The invoice's row lock before the refund's write: that write's event row takes a key share
+    # on the invoice, and upgrading it deadlocked with another delivery on the same invoice.
+    invoice = lock_row(Invoice, refund.invoice_id) if delivery is not None else None
     written = answer.write()
     if delivery is not None:
-        _record_delivery(written, *delivery, now=now)
+        _record_delivery(written, invoice, *delivery, now=now)
     return written
 
 
@@ -114,11 +117,11 @@ def _on_failed(answer: Answer, status: DepositStatus):
 _HANDLERS = {base.SUCCESS: _on_success, base.REFUNDED: _on_returned, base.FAILED: _on_failed}
 
 
-def _record_delivery(refund: Refund, delivered_hash: str, amount: Decimal, *, now: dt.datetime) -> None:
+def _record_delivery(refund: Refund, invoice: Invoice, delivered_hash: str, amount: Decimal, *,
+                     now: dt.datetime) -> None:
     """The `refund` transaction (money returned to the buyer, on the invoice, linked to the refund),
     and the refund added to its invoice's `refunded_amount`; refunded in full, the invoice moves to
     `refunded` (`invoice.refunded`). Under the invoice's row lock, in the answer's transaction."""
-    invoice = lock_row(Invoice, refund.invoice_id)
     record_movement(invoice, "refund", delivered_hash, now=now, network=network_of(refund.asset), token=refund.asset,
                     amount=amount, from_wallet=None, to_wallet=refund.refund_to, status="confirmed",
                     refund=refund.id, refund_amount=refund.amount)
