@@ -112,7 +112,9 @@ _EXPORT_FILE = {"type": "string", "description": "CSV with a header line (`forma
 
 _REFUND_LINKS = {name: (operation, {"refund_id": "$response.body#/id"}) for name, operation in (
     ("GetRefund", "get_refund"), ("CancelRefund", "cancel_refund"))}
-_CHECKOUT_503 = "`checkout_unavailable`: the swap provider cannot quote right now; see `Retry-After`."
+_CHECKOUT_503 = ("`checkout_unavailable`: the swap provider cannot quote right now; `exchange_rate_unavailable`: "
+                 "the invoice's currency has no usable exchange rate right now (docs/currencies.md); see "
+                 "`Retry-After`.")
 
 OPERATIONS = {
     ("GET", "/health"): Op(
@@ -236,9 +238,13 @@ OPERATIONS = {
         errors={400: "`unsupported_asset`, `invoice_not_payable` or `validation_error`.",
                 409: "`invoice_already_committed`: the invoice already has a deposit address for another asset or "
                      "refund address; they never change. The same commit repeated answers 200 with `quote: null`.",
-                503: "`service_unavailable`: the swap provider did not answer; retry later."},
-        description="`dry: true` (the default) prices only; `dry: false` with `refund_to` issues the deposit "
-                    "address and moves the invoice to `awaiting_payment`."),
+                503: "`checkout_unavailable` or `service_unavailable`: the swap provider did not answer; "
+                     "`exchange_rate_unavailable`: no usable rate for the invoice's currency now (never a stale "
+                     "or made-up one). Retry after `Retry-After`."},
+        description="`dry: true` (the default) prices only, and `estimate` shows the terms at today's exchange "
+                    "rate; `dry: false` with `refund_to` issues the deposit address, fixes the rate and the "
+                    "operator's fee on the invoice (`exchange_rate`, `payout_amount`, `fee_bps`, `fee_amount`) "
+                    "and moves it to `awaiting_payment`."),
     ("POST", "/v1/public/invoices/<invoice_id>/simulate-payment"): Op(
         "Simulate the buyer's payment from the hosted page (sandbox only)", "Buyer", PublicInvoiceViewSchema,
         status=202, body=BuyerSimulatedPaymentSchema,
