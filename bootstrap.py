@@ -66,3 +66,4 @@ def init_runtime(settings: Settings) -> None:
     mail_outbox.configure(settings.mail_from)
 
     providers.warn_about_credentials(settings)
+    providers.warn_about_rates(settings)

@@ -44,6 +44,13 @@ def shared(settings):
         return _shared["provider"]
 
 
+def warn_about_rates(settings) -> None:
+    """Start-up: a real provider without rate sources prices only the dollar, at par (docs/currencies.md)."""
+    if settings.swap_provider != "sandbox" and not settings.fx_providers:
+        log.warning("FX_PROVIDER is unset: only USD invoices are supported (set FX_PROVIDER=ecb,exchangerate_api "
+                    "to price other currencies)")
+
+
 def warn_about_credentials(settings) -> None:
     """Start-up: 1Click serves requests without credentials, but charges 0.2% more on every swap."""
     if settings.swap_provider == "oneclick" and not (settings.oneclick_api_key or settings.oneclick_jwt):

@@ -45,6 +45,10 @@ class PayoutTerms:
 
 
 def fee_bps_for(store: Store, pricing: Pricing) -> int:
+    """The store's own fee, else the operator's; none while there is no account to pay it to (a store
+    fee set before OPERATOR_FEE_ACCOUNT was removed)."""
+    if pricing.fee_account is None:
+        return 0
     return pricing.fee_bps if store.fee_bps is None else store.fee_bps
 
 

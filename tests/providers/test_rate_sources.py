@@ -117,3 +117,15 @@ def test_the_refresh_is_counted_by_source_and_outcome(client, operator_app, serv
         exchange_rates.refresh(settings_for(server, ("exchangerate_api",)), now=utcnow())
     metrics.flush()
     assert scrape(client)['tender_exchange_rate_refreshes_total{outcome="failed",source="exchangerate_api"}'] == 1
+
+
+def test_start_up_says_in_one_line_when_a_real_provider_has_no_rate_source(caplog):
+    import providers
+
+    with caplog.at_level("WARNING", logger="tender.providers"):
+        providers.warn_about_rates(dataclasses.replace(Settings(), swap_provider="oneclick", fx_providers=()))
+        providers.warn_about_rates(dataclasses.replace(Settings(), swap_provider="oneclick", fx_providers=("ecb",)))
+        providers.warn_about_rates(Settings())                                 # the sandbox's own rates
+    assert [record.getMessage() for record in caplog.records] == [
+        "FX_PROVIDER is unset: only USD invoices are supported (set FX_PROVIDER=ecb,exchangerate_api to price "
+        "other currencies)"]

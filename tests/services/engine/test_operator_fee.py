@@ -77,6 +77,13 @@ def test_a_stores_own_fee_and_no_fee(client, auth, store, fee_of_100_bps):
     assert (status["fee_bps"], status["fee_amount"], status["received_amount"]) == (250, "0.25", "9.75")
 
 
+def test_a_stores_fee_without_an_account_to_pay_it_to_is_no_fee(client, auth, store):
+    with db.connection_context():
+        stores.set_fee(Store.get_by_id(store.id), 100, now=utcnow())         # OPERATOR_FEE_ACCOUNT unset here
+    status, committed = paid(client, auth, "10.00")
+    assert (status["fee_bps"], status["fee_amount"], committed["quote"]["amount_out"]) == (0, None, "10.00")
+
+
 def test_the_fee_is_fixed_by_the_commit(client, auth, store, fee_of_100_bps):
     invoice_id = client.post("/v1/invoices", json={"amount": "10.00"}, headers=auth).json["id"]
     client.post(f"/v1/public/invoices/{invoice_id}/quote", json={**BUYER, "dry": False})
