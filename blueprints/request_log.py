@@ -2,7 +2,7 @@
 import logging
 import time
 
-from flask import g, request
+from flask import current_app, g, request
 
 from infra import metrics
 from services.accounts import api_keys
@@ -20,16 +20,19 @@ def log_request(response):
     # The route pattern, never the raw path: unmatched paths would make unbounded label values.
     route = request.url_rule.rule if request.url_rule else "unmatched"
     metrics.observe_request(request.method, route, response.status_code, seconds)
+    # A path that carries a secret (a dashboard invitation or reset link's token) is logged as its route.
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    path = route if getattr(view, "secret_in_path", False) else request.path
     fields = {
         "request_id": g.get("request_id"),
         "method": request.method,
         "route": route,
-        "path": request.path,
+        "path": path,
         "status": response.status_code,
         "duration_ms": round(seconds * 1000, 2),
         "remote_addr": request.remote_addr,
     }
     if key is not None:
         fields.update(store_id=str(key.store_id), api_key=f"{api_keys.KEY_PREFIX}…{key.last4}")
-    log.info("%s %s %s", request.method, request.path, response.status_code, extra={"fields": fields})
+    log.info("%s %s %s", request.method, path, response.status_code, extra={"fields": fields})
     return response

@@ -100,6 +100,10 @@ def password_reset_link(token):
     return redirect(url_for("dashboard.home"))
 
 
+# Their tokens are secrets: the request log writes these paths as their routes (blueprints/request_log.py).
+invitation.secret_in_path = password_reset_link.secret_in_path = True
+
+
 @bp.route("/stores", methods=["GET", "POST"], endpoint="stores")
 def stores_page():
     mine = people.stores_of(g.user)

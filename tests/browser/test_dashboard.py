@@ -69,6 +69,7 @@ def test_a_new_owner_runs_the_store_from_the_dashboard(server, pages, browser):
     # A payment link.
     page.goto(server.base_url + "/dashboard/payment-links/new")
     _checked(pages, page, "new payment link", "dashboard-payment-link-new")
+    pages.assert_keyboard_reachable(page, "new payment link")
     page.fill("#title", "Beans of the month")
     page.fill("#amount", "18.00")
     page.click("button[type=submit].primary")
@@ -98,6 +99,7 @@ def test_a_new_owner_runs_the_store_from_the_dashboard(server, pages, browser):
     page.goto(server.base_url + "/dashboard/")
     expect(page.locator("table")).to_contain_text(re.compile(r"USD\s+42\.\d\d \(1\)"))      # what the buyer paid
     _checked(pages, page, "home", "dashboard-home")
+    pages.assert_keyboard_reachable(page, "home")
 
     # A refund, funded with the sandbox button.
     page.goto(f"{server.base_url}/dashboard/invoices/{invoice['id']}")

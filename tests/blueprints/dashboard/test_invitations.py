@@ -130,3 +130,13 @@ def test_the_invitation_and_the_reset_link_are_mailed(app, client, store):
     reset = Mail.get(Mail.kind == "password_reset")
     assert reset.recipient == "me@example.com" and "/dashboard/password-reset/" in reset.text_body
     assert Mail.select().count() == 2
+
+
+def test_a_links_token_never_reaches_the_log(client, store, caplog):
+    with db.connection_context():
+        token = people.invite(store, "new@example.com", "viewer", now=utcnow())
+    with caplog.at_level("INFO", logger="tender.request"):
+        client.get(f"/dashboard/invitations/{token}")
+        client.get(f"/dashboard/password-reset/{token}")
+    logged = " ".join(record.getMessage() + json.dumps(getattr(record, "fields", {})) for record in caplog.records)
+    assert "/dashboard/invitations/<token>" in logged and token not in logged

@@ -152,3 +152,16 @@ def test_changing_the_password_ends_the_other_sessions_and_keeps_this_one(app, c
     assert answer.status_code == 302 and client.get("/dashboard/").status_code == 200
     assert session_cookie(client).value != before
     assert elsewhere.get("/dashboard/").status_code == 302
+
+
+def test_the_cookie_is_secure_when_the_base_url_is_https(app, settings):
+    import dataclasses
+
+    from flask import Flask
+
+    from blueprints import dashboard
+
+    bare = Flask("https-only")
+    bare.extensions["tender.settings"] = dataclasses.replace(settings, public_base_url="https://pay.example.com")
+    dashboard.init_app(bare)
+    assert bare.config["SESSION_COOKIE_SECURE"] is True and app.config["SESSION_COOKIE_SECURE"] is False
