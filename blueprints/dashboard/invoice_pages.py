@@ -91,3 +91,13 @@ def refunds_page():
     page = refunds.list_for_store(g.store, ACTOR, query, PageRequest.from_query(query))
     return render_template("dashboard/refunds.html", refunds=RefundSchema(many=True).dump(page.rows),
                            has_more=page.has_more, filters=query, sandbox=sandbox())
+
+
+@bp.post("/refunds/<refund_id>/cancel")
+@requires("operate")
+def cancel_refund(refund_id):
+    refund = refunds.get_for_store(g.store, refund_id, ACTOR)
+    refunds.cancel(refund, ACTOR, provider(), now=utcnow(), timeout_seconds=settings().expiry_provider_timeout_seconds)
+    note("refund.cancel", target=refund.public_id)
+    flash("The refund is cancelled: its amount may be refunded again.")
+    return redirect(url_for("dashboard.refunds_page"))

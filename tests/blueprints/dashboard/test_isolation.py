@@ -61,3 +61,22 @@ def test_script_in_every_merchant_typed_field_is_escaped(owner_client, store):
     for page in pages:
         text = page.get_data(as_text=True)
         assert page.status_code == 200 and SCRIPT not in text and "&lt;script&gt;" in text
+
+
+
+def test_simulate_a_payment_refund_and_cancel_the_refund_through_the_pages(owner_client, client, auth, other_store):
+    from models.refunds import Refund
+    from tests.payflow import run_pipeline
+
+    invoice = client.post("/v1/invoices", json={"amount": "30.00"}, headers=auth).get_json()
+    assert post(owner_client, f"/dashboard/invoices/{invoice['id']}/simulate-payment").status_code == 302
+    run_pipeline()
+    assert client.get(f"/v1/invoices/{invoice['id']}", headers=auth).get_json()["status"] == "paid"
+    too_much = post(owner_client, f"/dashboard/invoices/{invoice['id']}/refunds", {"amount": "31.00"})
+    assert too_much.status_code == 400 and Refund.select().count() == 0          # the API's own rule, in words
+    assert post(owner_client, f"/dashboard/invoices/{invoice['id']}/refunds", {"amount": "10.00"}).status_code == 302
+    refund = Refund.get()
+    theirs = factories.make_refund(factories.make_invoice(other_store, status="paid"))
+    assert post(owner_client, f"/dashboard/refunds/{theirs.public_id}/cancel").status_code == 404
+    assert post(owner_client, f"/dashboard/refunds/{refund.public_id}/cancel").status_code == 302
+    assert (Refund.get_by_id(refund.id).status, Refund.get_by_id(theirs.id).status) == ("cancelled", "awaiting_funds")
