@@ -97,8 +97,13 @@ def tender(test_env, tmp_path_factory):   # test_env: creates the test database 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     wp = wordpress.WordPressSite(tmp_path_factory.mktemp("wordpress")).start()
+    print(f"\nwoocommerce e2e: WordPress {site_versions(wp)}, shop {wp.shop}")
     yield wp
     wp.stop()
+
+
+def site_versions(wp) -> str:
+    return wp.cli("wp-version")["version"]
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@
  *   seen-add EVENT_ID SEEN_AT       a row in it, as if seen then
  *   next-scheduled HOOK | do-action HOOK   WP-Cron: when a hook runs next; run it now
  *   plugin-active PLUGIN_FILE
+ *   wp-version                      WordPress's version, as its files say
  *   uninstall PLUGIN_FILE           deactivate, then WordPress's uninstall_plugin (as Delete does)
  *   tender-leftovers                options, tables and WP-Cron events of the plugin still there
  */
@@ -75,6 +76,10 @@ switch ( $command ) {
 			'tables'  => $wpdb->get_col( $wpdb->prepare( 'SHOW TABLES LIKE %s', $wpdb->esc_like( $wpdb->prefix . 'tender' ) . '%' ) ),
 			'events'  => array_values( array_unique( $events ) ),
 		);
+		break;
+	case 'wp-version':
+		require ABSPATH . WPINC . '/version.php';   // the files' own version (the probe may report 6.2 on 6.1)
+		$out = array( 'version' => $wp_version );
 		break;
 	case 'plugin-active':
 		$out = array( 'active' => is_plugin_active( $args[0] ) );
@@ -191,6 +196,9 @@ function tender_test_order( int $id ): ?array {
  * HPOS as TENDER_TEST_HPOS says, and two checkout pages (the classic shortcode and the Checkout block).
  */
 function tender_test_shop_setup(): array {
+	if ( method_exists( 'WC_Install', 'newly_installed' ) ) {
+		WC_Install::newly_installed();   // its defaults for a new shop (HPOS, coming soon) now, not at a later request
+	}
 	foreach ( array( 'woocommerce_currency' => 'USD', 'woocommerce_default_country' => 'US:CA', 'woocommerce_store_address' => '1 Test Street', 'woocommerce_store_city' => 'Testville', 'woocommerce_store_postcode' => '94016', 'woocommerce_coming_soon' => 'no', 'woocommerce_calc_taxes' => 'no', 'woocommerce_onboarding_profile' => array( 'skipped' => true ) ) as $name => $value ) {
 		update_option( $name, $value );
 	}
