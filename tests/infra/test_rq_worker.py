@@ -1,5 +1,7 @@
 """The Procfile's worker class (infra/rq_worker.py): while Redis cannot be reached it tries again
-every second, never waiting longer after each failure as rq's own worker does (up to a minute)."""
+every second, never waiting longer after each failure as rq's own worker does (up to a minute), and
+a Redis lost while a job ends does not end the worker."""
+import os
 import shutil
 import subprocess
 import time
@@ -13,7 +15,7 @@ from rq import Queue
 
 from infra.rq_worker import Worker
 from tests.support.polling import free_port, wait_for
-from tests.support.processes import stop
+from tests.support.processes import BIN, ROOT, stop
 
 
 class _Enough(Exception):
@@ -56,3 +58,38 @@ def _answers(connection) -> bool:
         return connection.ping()
     except redis.RedisError:
         return False
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+def test_a_worker_whose_job_ends_while_redis_is_away_goes_on_afterwards(tmp_path):
+    """rq's own worker quits when a job ends with Redis away (its bookkeeping fails); ours starts its
+    loop again, and takes the next job once Redis is back."""
+    port = free_port()
+
+    def redis_server():
+        return subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+                                 "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+
+    observer = redis.Redis(port=port, socket_timeout=5)
+    server = redis_server()
+    log = open(tmp_path / "worker.log", "wb")
+    worker = subprocess.Popen([str(BIN / "rq"), "worker", "--url", f"redis://127.0.0.1:{port}", "--worker-ttl", "5",
+                               "--worker-class", "infra.rq_worker.Worker", "recovery"], cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=log)
+    try:
+        wait_for(lambda: _answers(observer), timeout=20, what="redis-server")
+        slow = Queue("recovery", connection=observer).enqueue("time.sleep", 2)
+        wait_for(lambda: slow.get_status(refresh=True) == "started", timeout=30, what="the worker to start the job")
+        stop(server)                                  # the job ends while Redis is away
+        wait_for(lambda: worker.poll() is not None or b"loop quit" in (tmp_path / "worker.log").read_bytes(),
+                 timeout=30, what="the job to end without Redis")
+        server = redis_server()                       # Redis is back, empty (a failover may lose the queue)
+        wait_for(lambda: _answers(observer), timeout=20, what="redis-server again")
+        job = Queue("recovery", connection=observer).enqueue("os.getpid")
+        wait_for(lambda: worker.poll() is not None or job.get_status(refresh=True) == "finished", timeout=30,
+                 what="the worker to take the next job")
+        assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-2000:]
+    finally:
+        stop(worker, sig=15)
+        stop(server)
+        log.close()
