@@ -66,6 +66,7 @@ class Settings:
     allow_private_webhook_urls: bool = False
     operator_username: str | None = None
     operator_password: str | None = None
+    secret_key: str | None = None               # signs the dashboard's CSRF tokens (default: one kept in Redis)
     db_max_connections: int = 20
     db_stale_timeout_seconds: int = 300
     log_level: str = "INFO"
@@ -149,6 +150,7 @@ def load_settings(environ) -> Settings:
         allow_private_webhook_urls=env.boolean("ALLOW_PRIVATE_WEBHOOK_URLS", default.allow_private_webhook_urls),
         operator_username=env.text("OPERATOR_USERNAME"),
         operator_password=env.text("OPERATOR_PASSWORD"),
+        secret_key=env.text("SECRET_KEY"),
         db_max_connections=env.integer("DB_MAX_CONNECTIONS", default.db_max_connections, minimum=1, maximum=1000),
         db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS",
                                              default.db_stale_timeout_seconds, minimum=1, maximum=86400),

@@ -46,9 +46,7 @@ def ensure_secret_key() -> None:
     beside the sessions it serves (SECRET_KEY in the environment wins)."""
     if current_app.secret_key:
         return
-    import os
-
-    key = os.environ.get("SECRET_KEY")
+    key = settings().secret_key
     if not key:
         redis = queues.redis()
         redis.set(_SECRET_KEY, secrets.token_hex(32), nx=True)
