@@ -20,6 +20,9 @@ requests (blueprints/arriving_requests.py); a client already at its bound gets 4
 when the app asks for the body, instead of a thread waiting on one more of its bodies. This needs the connection's socket, which gunicorn
 puts in the environ; under any other server (Flask's test client) the middleware stands aside.
 
+A body whose chunked framing gunicorn's parser refuses when the app reads it (a bad chunk size) is
+the client's bad input: 400 `validation_error`, as gunicorn's own refusals of framing are.
+
 An answer given before the body was read to its end (a 413, a 408, a body sent with a GET) says
 `Connection: close`, and the connection is closed after it: gunicorn would otherwise announce
 keep-alive, then drop the connection when the rest of the body is too long to discard (64 KiB) or
@@ -31,8 +34,10 @@ import socket
 import threading
 import time
 
+from gunicorn.http.errors import ParseException
+
 from blueprints.arriving_requests import ARRIVING
-from core.errors import RequestTimeout, TooManyRequests
+from core.errors import BadRequest, RequestTimeout, TooManyRequests
 
 LATE_READ_SECONDS = 1.0
 
@@ -120,9 +125,12 @@ class _DeadlineInput:
         self.reading = True
         try:
             data = read(*args)
-        except Exception:
+        except Exception as error:
             if self.cut:
                 raise self._late() from None
+            if isinstance(error, ParseException):   # gunicorn's parser refused the body (a bad chunk size)
+                raise BadRequest("validation_error", f"Bad Request: the request body's framing is malformed "
+                                 f"({type(error).__name__}).") from None
             raise
         finally:
             self.reading = False

@@ -74,3 +74,19 @@ def test_a_body_that_does_not_arrive_is_408_and_holds_no_thread(live_web, store,
     finally:
         for sock in stalled:
             sock.close()
+
+
+@pytest.mark.parametrize("chunks", [b"zz\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n"],
+                         ids=["bad chunk size", "chunk without its CRLF"])
+def test_a_chunked_body_gunicorn_cannot_parse_is_a_json_400_and_closes(live_web, store, chunks):
+    """The event loop hands malformed chunked framing to gunicorn's parser, which fails when the app
+    reads the body: that is the client's bad input (it was a 500 with a traceback in the log)."""
+    with socket.create_connection(("127.0.0.1", live_web)) as sock:
+        head = post_head("/v1/payment-links", factories.make_key(store), Transfer_Encoding="chunked")
+        sock.sendall(head + chunks)
+        sock.settimeout(ANSWER_WAIT_SECONDS)
+        head, _, body = read_answer(sock).partition(b"\r\n\r\n")
+    assert head.split()[1] == b"400", head + body
+    refused = json.loads(body)["error"]
+    assert (refused["type"], refused["code"]) == ("invalid_request", "validation_error"), refused
+    assert b"connection: close" in head.lower()        # the rest of the stream cannot be trusted
