@@ -7,7 +7,10 @@ import datetime as dt
 
 from core import email_addresses
 from core.errors import BadRequest
+from infra.locks import lock_row
+from models.base import db
 from models.mail import MAX_RECIPIENTS, MERCHANT_KINDS, StoreNotifications
+from models.stores import Store
 
 
 def settings_of(store_id) -> dict:
@@ -19,23 +22,31 @@ def settings_of(store_id) -> dict:
 
 
 def update(store_id, *, now: dt.datetime, recipients: list | None = None, kinds: dict | None = None) -> dict:
-    """Change what is given (a field left out keeps its value); returns the settings as they are now."""
-    current = settings_of(store_id)
-    if recipients is not None:
-        current["recipients"] = _checked_recipients(recipients)
+    """Change what is given (a field left out keeps its value); returns the settings as they are now.
+    Under the store's row lock: two changes at once each keep the other's (one kind off each)."""
+    checked = _checked_recipients(recipients) if recipients is not None else None
     if kinds is not None:
         unknown = sorted(set(kinds) - set(MERCHANT_KINDS))
         if unknown:
             raise BadRequest("validation_error", f"kinds.{unknown[0]}: unknown kind of mail; the kinds are "
                              f"{', '.join(MERCHANT_KINDS)}", param=f"kinds.{unknown[0]}")
-        current["kinds"].update(kinds)
+    with db.atomic():
+        lock_row(Store, store_id)
+        current = settings_of(store_id)
+        if checked is not None:
+            current["recipients"] = checked
+        current["kinds"].update(kinds or {})
+        _write(store_id, current, now=now)
+    return current
+
+
+def _write(store_id, current: dict, *, now: dt.datetime) -> None:
     (StoreNotifications.insert(store=store_id, recipients=current["recipients"], kinds=current["kinds"],
                                updated_at=now)
      .on_conflict(conflict_target=[StoreNotifications.store],
                   update={StoreNotifications.recipients: current["recipients"],
                           StoreNotifications.kinds: current["kinds"], StoreNotifications.updated_at: now})
      .execute())
-    return current
 
 
 def _checked_recipients(recipients: list) -> list[str]:
