@@ -39,6 +39,9 @@ ERROR_TEXT = {
     408: "`request_timeout`: the body did not arrive within `REQUEST_BODY_TIMEOUT_SECONDS` (10) of the "
          "request's start; nothing of it was used.",
     413: "`request_too_large`: bodies are limited to 64 KiB.",
+    414: "`request_too_large`: the request line is longer than the server reads (gunicorn's limit).",
+    431: "`request_too_large`: a header, or all of them, is larger than the server reads (gunicorn's limits).",
+    "head_timeout": "`request_timeout`: the headers did not arrive within `REQUEST_HEADER_TIMEOUT_SECONDS` (10).",
     429: "`rate_limited`: too many requests in this window; see `Retry-After`.",
     500: "`internal_error`: an unexpected failure on our side (a bug: please report the request id).",
     503: "`service_unavailable`: the database is unreachable; retry after `Retry-After` seconds.",

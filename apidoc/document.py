@@ -203,6 +203,10 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
                 components.ERROR_TEXT["body"] + (" A body that is not a JSON object: `invalid_json`." if malformed else ""))
         errors[408] = [components.ERROR_TEXT[408]]
         errors[413] = [components.ERROR_TEXT[413]]
+    # The server's own refusals, before any route is chosen (blueprints/server_errors.py): every route.
+    errors.setdefault(408, []).insert(0, components.ERROR_TEXT["head_timeout"])
+    errors[414] = [components.ERROR_TEXT[414]]
+    errors[431] = [components.ERROR_TEXT[431]]
     if "IdempotencyKey" in op.headers:
         errors.setdefault(400, []).append(components.ERROR_TEXT["idempotency_reused"])
         errors.setdefault(409, []).append(components.ERROR_TEXT["idempotency_in_use"])
