@@ -183,6 +183,26 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
                             for name, (target, parameters) in op.links.items()}
     responses = {str(op.status): success}
 
+    errors, overrides = _error_texts(rule, view, op, limited=limited, keyed=keyed)
+
+    legacy = getattr(view, "legacy_statuses", frozenset())
+    for status in sorted(errors):
+        shape = "LegacyError" if status in legacy else "Error"
+        schema = _ref(spec, overrides[status]) if status in overrides else {"$ref": f"#/components/schemas/{shape}"}
+        headers = dict(common)
+        if status in (429, 503):
+            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        text = " ".join(part for part in errors[status] if part)
+        if status in legacy:
+            text += " Legacy error shape on this route."
+        responses[str(status)] = {"description": text.strip(), "headers": headers,
+                                  "content": {"application/json": {"schema": schema}}}
+    return responses
+
+
+def _error_texts(rule, view, op, *, limited: bool, keyed: bool) -> tuple[dict[int, list[str]], dict]:
+    """What each refusal of this operation means, by status, and the statuses whose body has a schema
+    of its own."""
     errors: dict[int, list[str]] = {}
     if keyed:
         errors[401] = [components.ERROR_TEXT[401]]
@@ -218,20 +238,7 @@ def _responses(spec, rule, view, op, *, limited: bool, keyed: bool) -> dict:
         if isinstance(extra, tuple):
             extra, overrides[status] = extra
         errors.setdefault(status, []).append(extra)
-
-    legacy = getattr(view, "legacy_statuses", frozenset())
-    for status in sorted(errors):
-        shape = "LegacyError" if status in legacy else "Error"
-        schema = _ref(spec, overrides[status]) if status in overrides else {"$ref": f"#/components/schemas/{shape}"}
-        headers = dict(common)
-        if status in (429, 503):
-            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
-        text = " ".join(part for part in errors[status] if part)
-        if status in legacy:
-            text += " Legacy error shape on this route."
-        responses[str(status)] = {"description": text.strip(), "headers": headers,
-                                  "content": {"application/json": {"schema": schema}}}
-    return responses
+    return errors, overrides
 
 
 def _response_schema(spec, response):

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import re
-from urllib.parse import urlsplit
 
 from core import currencies
+from config.env import ConfigError, Env
 from config.mail import SmtpServer, mail_settings
-
-
-class ConfigError(Exception):
-    """A configuration variable is missing or malformed; str(error) names it."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +32,6 @@ FX_PROVIDERS = ("sandbox", "ecb", "exchangerate_api")       # rate sources (docs
 _NEAR_ACCOUNT = re.compile(r"(?=.{2,64}\Z)(([a-z\d]+[-_])*[a-z\d]+\.)*([a-z\d]+[-_])*[a-z\d]+\Z")
 RATE_LIMIT_MODES = ("enforce", "observe", "off")
 _PER_MINUTE = {"minimum": 1, "maximum": 1_000_000}
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
 
 
 @dataclass(frozen=True)
@@ -130,7 +124,7 @@ class Settings:
 
 
 def load_settings(environ) -> Settings:
-    env = _Env(environ)
+    env = Env(environ)
     default = Settings()            # each default is written once, on the field
     public_base_url = env.url("PUBLIC_BASE_URL", default.public_base_url)
     return Settings(
@@ -155,50 +149,64 @@ def load_settings(environ) -> Settings:
         db_stale_timeout_seconds=env.integer("DB_STALE_TIMEOUT_SECONDS",
                                              default.db_stale_timeout_seconds, minimum=1, maximum=86400),
         log_level=env.choice("LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR"), default.log_level, upper=True),
-        rate_limit_write_mode=env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, default.rate_limit_write_mode),
-        rate_limit_read_mode=env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, default.rate_limit_read_mode),
-        rate_limit_public_mode=env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, default.rate_limit_public_mode),
-        rate_limit_write_per_minute=env.integer("RATE_LIMIT_WRITE_PER_MINUTE",
-                                                default.rate_limit_write_per_minute, **_PER_MINUTE),
-        rate_limit_read_per_minute=env.integer("RATE_LIMIT_READ_PER_MINUTE",
-                                               default.rate_limit_read_per_minute, **_PER_MINUTE),
-        rate_limit_public_checkout_per_client=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_CLIENT",
-                                                          default.rate_limit_public_checkout_per_client, **_PER_MINUTE),
-        rate_limit_public_checkout_per_token=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN",
-                                                         default.rate_limit_public_checkout_per_token, **_PER_MINUTE),
-        rate_limit_public_checkout_per_ip=env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP",
-                                                      default.rate_limit_public_checkout_per_ip, **_PER_MINUTE),
-        rate_limit_public_reads_per_ip=env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP",
-                                                   default.rate_limit_public_reads_per_ip, **_PER_MINUTE),
-        trusted_proxy_hops=env.integer("TRUSTED_PROXY_HOPS", default.trusted_proxy_hops, minimum=0, maximum=10),
-        request_body_timeout_seconds=env.integer("REQUEST_BODY_TIMEOUT_SECONDS", default.request_body_timeout_seconds,
-                                                 minimum=1, maximum=300),
-        request_header_timeout_seconds=env.integer("REQUEST_HEADER_TIMEOUT_SECONDS",
-                                                   default.request_header_timeout_seconds, minimum=1, maximum=300),
-        arriving_requests_per_client=env.integer(
+        **_http_edge_settings(env, default),
+        **_webhook_settings(env, default),
+        **_engine_settings(env, default),
+        **mail_settings(env, default),
+    )
+
+
+def _http_edge_settings(env, default: Settings) -> dict:
+    """Rate limits, the trusted proxies and how long a request may take to arrive (docs/api.md#rate-limits)."""
+    return {
+        "rate_limit_write_mode": env.choice("RATE_LIMIT_WRITE_MODE", RATE_LIMIT_MODES, default.rate_limit_write_mode),
+        "rate_limit_read_mode": env.choice("RATE_LIMIT_READ_MODE", RATE_LIMIT_MODES, default.rate_limit_read_mode),
+        "rate_limit_public_mode": env.choice("RATE_LIMIT_PUBLIC_MODE", RATE_LIMIT_MODES, default.rate_limit_public_mode),
+        "rate_limit_write_per_minute": env.integer("RATE_LIMIT_WRITE_PER_MINUTE",
+                                                   default.rate_limit_write_per_minute, **_PER_MINUTE),
+        "rate_limit_read_per_minute": env.integer("RATE_LIMIT_READ_PER_MINUTE",
+                                                  default.rate_limit_read_per_minute, **_PER_MINUTE),
+        "rate_limit_public_checkout_per_client": env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_CLIENT",
+                                                             default.rate_limit_public_checkout_per_client, **_PER_MINUTE),
+        "rate_limit_public_checkout_per_token": env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_TOKEN",
+                                                            default.rate_limit_public_checkout_per_token, **_PER_MINUTE),
+        "rate_limit_public_checkout_per_ip": env.integer("RATE_LIMIT_PUBLIC_CHECKOUT_PER_IP",
+                                                         default.rate_limit_public_checkout_per_ip, **_PER_MINUTE),
+        "rate_limit_public_reads_per_ip": env.integer("RATE_LIMIT_PUBLIC_READS_PER_IP",
+                                                      default.rate_limit_public_reads_per_ip, **_PER_MINUTE),
+        "trusted_proxy_hops": env.integer("TRUSTED_PROXY_HOPS", default.trusted_proxy_hops, minimum=0, maximum=10),
+        "request_body_timeout_seconds": env.integer("REQUEST_BODY_TIMEOUT_SECONDS", default.request_body_timeout_seconds,
+                                                    minimum=1, maximum=300),
+        "request_header_timeout_seconds": env.integer("REQUEST_HEADER_TIMEOUT_SECONDS",
+                                                      default.request_header_timeout_seconds, minimum=1, maximum=300),
+        "arriving_requests_per_client": env.integer(
             "ARRIVING_REQUESTS_PER_CLIENT",
             0 if env.integer("TRUSTED_PROXY_HOPS", 0, minimum=0, maximum=10) else default.arriving_requests_per_client,
             minimum=0, maximum=100_000),
-        **_webhook_settings(env, default),
-        chain_poll_interval_seconds=env.integer("CHAIN_POLL_INTERVAL_SECONDS",
-                                                default.chain_poll_interval_seconds, minimum=1, maximum=3600),
-        hot_poll_interval_seconds=env.integer("HOT_POLL_INTERVAL_SECONDS",
-                                              default.hot_poll_interval_seconds, minimum=1, maximum=3600),
-        settlement_poll_interval_seconds=env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS",
-                                                     default.settlement_poll_interval_seconds, minimum=1, maximum=3600),
-        expiry_sweep_interval_seconds=env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS",
-                                                  default.expiry_sweep_interval_seconds, minimum=1, maximum=3600),
-        poll_batch_size=env.integer("POLL_BATCH_SIZE", default.poll_batch_size, minimum=1, maximum=10000),
-        poll_concurrency=env.integer("POLL_CONCURRENCY", default.poll_concurrency, minimum=1, maximum=64),
-        poll_lease_seconds=env.integer("POLL_LEASE_SECONDS", default.poll_lease_seconds, minimum=2, maximum=3600),
-        quote_min_remaining_seconds=env.integer("QUOTE_MIN_REMAINING_SECONDS",
-                                                default.quote_min_remaining_seconds, minimum=0, maximum=86400),
-        expiry_provider_timeout_seconds=env.integer("EXPIRY_PROVIDER_TIMEOUT_SECONDS",
-                                                    default.expiry_provider_timeout_seconds, minimum=1, maximum=60),
-        sandbox_latency_ms=env.integer("SANDBOX_LATENCY_MS", default.sandbox_latency_ms, minimum=0, maximum=60000),
-        embedded_jobs=env.boolean("EMBEDDED_JOBS", default.embedded_jobs),
-        **mail_settings(env, default),
-    )
+    }
+
+
+def _engine_settings(env, default: Settings) -> dict:
+    """The payment engine's sweeps, batches and leases (docs/payment-engine.md)."""
+    return {
+        "chain_poll_interval_seconds": env.integer("CHAIN_POLL_INTERVAL_SECONDS",
+                                                   default.chain_poll_interval_seconds, minimum=1, maximum=3600),
+        "hot_poll_interval_seconds": env.integer("HOT_POLL_INTERVAL_SECONDS",
+                                                 default.hot_poll_interval_seconds, minimum=1, maximum=3600),
+        "settlement_poll_interval_seconds": env.integer("SETTLEMENT_POLL_INTERVAL_SECONDS",
+                                                        default.settlement_poll_interval_seconds, minimum=1, maximum=3600),
+        "expiry_sweep_interval_seconds": env.integer("EXPIRY_SWEEP_INTERVAL_SECONDS",
+                                                     default.expiry_sweep_interval_seconds, minimum=1, maximum=3600),
+        "poll_batch_size": env.integer("POLL_BATCH_SIZE", default.poll_batch_size, minimum=1, maximum=10000),
+        "poll_concurrency": env.integer("POLL_CONCURRENCY", default.poll_concurrency, minimum=1, maximum=64),
+        "poll_lease_seconds": env.integer("POLL_LEASE_SECONDS", default.poll_lease_seconds, minimum=2, maximum=3600),
+        "quote_min_remaining_seconds": env.integer("QUOTE_MIN_REMAINING_SECONDS",
+                                                   default.quote_min_remaining_seconds, minimum=0, maximum=86400),
+        "expiry_provider_timeout_seconds": env.integer("EXPIRY_PROVIDER_TIMEOUT_SECONDS",
+                                                       default.expiry_provider_timeout_seconds, minimum=1, maximum=60),
+        "sandbox_latency_ms": env.integer("SANDBOX_LATENCY_MS", default.sandbox_latency_ms, minimum=0, maximum=60000),
+        "embedded_jobs": env.boolean("EMBEDDED_JOBS", default.embedded_jobs),
+    }
 
 
 def _swap_provider(env) -> str:
@@ -256,7 +264,7 @@ def load_redis(environ) -> dict:
     One way or the other: REDIS_URL for a single server, or REDIS_SENTINELS with
     REDIS_SENTINEL_MASTER (and REDIS_DB, REDIS_PASSWORD, REDIS_SENTINEL_PASSWORD) for Sentinel;
     a variable of one way set beside the other way is an error, not silently ignored."""
-    env = _Env(environ)
+    env = Env(environ)
     redis_url = env.redis_url("REDIS_URL")
     sentinels = env.text("REDIS_SENTINELS")
     if sentinels is None:
@@ -295,112 +303,3 @@ def _webhook_settings(env, default: Settings) -> dict:
                                                           default.webhook_max_in_flight_per_endpoint,
                                                           minimum=1, maximum=256),
     }
-
-
-class _Env:
-    """Typed readers over a mapping; each error message starts with the variable's name."""
-
-    def __init__(self, environ):
-        self.environ = environ
-
-    def text(self, name, default=None):
-        value = self.environ.get(name)
-        return default if value is None or value.strip() == "" else value.strip()
-
-    def choice(self, name, allowed, default, upper=False):
-        value = self.text(name, default)
-        value = value.upper() if upper else value.lower()
-        if value not in allowed:
-            raise ConfigError(f"{name}: must be one of {', '.join(allowed)} (got {value!r})")
-        return value
-
-    def integer(self, name, default, *, minimum, maximum):
-        raw = self.text(name)
-        if raw is None:
-            return default
-        if not re.fullmatch(r"\d+", raw):
-            raise ConfigError(f"{name}: must be a whole number (got {raw!r})")
-        value = int(raw)
-        if not minimum <= value <= maximum:
-            raise ConfigError(f"{name}: must be between {minimum} and {maximum} (got {value})")
-        return value
-
-    def boolean(self, name, default):
-        raw = self.environ.get(name)
-        if raw is None:
-            return default
-        if raw.strip().lower() in _TRUE:
-            return True
-        if raw.strip().lower() in _FALSE:
-            return False
-        raise ConfigError(f"{name}: must be 1/0, true/false, yes/no or on/off (got {raw!r})")
-
-    def url(self, name, default):
-        value = self.text(name, default).rstrip("/")
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ConfigError(f"{name}: must be an http:// or https:// URL (got {value!r})")
-        return value
-
-    def database_url(self, name, default):
-        value = self.text(name, default)
-        if value.startswith("sqlite:///") and len(value) > len("sqlite:///"):
-            return value
-        if value.startswith(("postgres://", "postgresql://")):
-            # libpq's own reading (multi-host lists, ?sslmode=…, ?target_session_attrs=…), as the
-            # connection will read it (models/base.py).
-            from psycopg2.extensions import parse_dsn
-            try:
-                params = parse_dsn(value)
-            except Exception as error:
-                raise ConfigError(f"{name}: not a PostgreSQL URL libpq can read ({_redact(str(error).strip())}) "
-                                  f"(got {_redact(value)!r})") from None
-            ports = params.get("port", "5432").split(",")
-            if params.get("host") and params.get("dbname") and all(port.isdigit() for port in ports):
-                return value
-        raise ConfigError(f"{name}: must be postgresql://user@host:port/dbname (libpq parameters after ?, several "
-                          f"hosts as host1:port1,host2:port2), postgres://… or sqlite:///path (got {_redact(value)!r})")
-
-    def redis_url(self, name):
-        value = self.text(name)
-        if value is None:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme in ("redis", "rediss", "unix") and (parts.hostname or parts.path):
-            return value
-        raise ConfigError(f"{name}: must be a redis://host:port/db URL, or unset (REDIS_SENTINELS instead, or neither for the embedded default) (got {_redact(value)!r})")
-
-    def host_ports(self, name, raw):
-        """`host:port,host:port` (IPv6 as [addr]:port), each port given: 1 to 16 of them."""
-        pairs = []
-        for part in (part.strip() for part in raw.split(",")):
-            match = re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})", part)
-            if match is None or not 1 <= int(match.group(2)) <= 65535:
-                raise ConfigError(f"{name}: must be comma-separated host:port pairs (got {part!r} in {raw!r})")
-            pairs.append((match.group(1).strip("[]"), int(match.group(2))))
-        if not 1 <= len(pairs) <= 16:
-            raise ConfigError(f"{name}: must list 1 to 16 host:port pairs (got {len(pairs)})")
-        return tuple(pairs)
-
-    def seconds_list(self, name, default):
-        raw = self.text(name)
-        if raw is None:
-            return default
-        parts = [part.strip() for part in raw.split(",")]
-        if len(parts) > 20 or not all(re.fullmatch(r"\d{1,7}", part) for part in parts):
-            raise ConfigError(f"{name}: must be up to 20 comma-separated whole numbers of seconds (got {raw!r})")
-        return tuple(int(part) for part in parts)
-
-    def currencies(self, name, default):
-        raw = self.text(name)
-        if raw is None:
-            return default
-        codes = tuple(code.strip().upper() for code in raw.split(",") if code.strip())
-        if not codes or any(not currencies.is_currency(code) for code in codes):
-            raise ConfigError(f"{name}: must be comma-separated ISO 4217 currency codes (got {raw!r})")
-        return codes
-
-
-def _redact(url: str) -> str:
-    """Hide a password in a URL before it is printed in an error."""
-    return re.sub(r"//([^:/@]*):[^@]*@", r"//\1:***@", url)   # user may be empty: redis://:pw@host
