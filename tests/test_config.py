@@ -257,3 +257,26 @@ def test_arriving_requests_are_bounded_per_client_unless_behind_trusted_proxies(
     assert load_settings({"TRUSTED_PROXY_HOPS": "1"}).arriving_requests_per_client == 0     # the proxy is everyone
     assert load_settings({"TRUSTED_PROXY_HOPS": "1", "ARRIVING_REQUESTS_PER_CLIENT": "50"}).arriving_requests_per_client == 50
     assert load_settings({"REQUEST_HEADER_TIMEOUT_SECONDS": "3"}).request_header_timeout_seconds == 3
+
+
+def test_an_rq_process_refuses_to_start_on_a_setting_the_web_refuses():
+    """`rq worker --config infra.rq_config` checks the whole configuration at start, in one line naming
+    the variable, instead of starting and failing every job it takes."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {"PATH": os.environ.get("PATH", ""), "REDIS_URL": "redis://127.0.0.1:6379/0",
+           "MAIL_TIMEOUT_SECONDS": "30", "MAIL_CLAIM_SECONDS": "40"}
+    refused = subprocess.run([sys.executable, "-c", "import infra.rq_config"], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "tender: configuration error: MAIL_CLAIM_SECONDS: must be more than twice MAIL_TIMEOUT_SECONDS (30), got 40"]
+
+    env["MAIL_CLAIM_SECONDS"] = "61"
+    accepted = subprocess.run([sys.executable, "-c", "import infra.rq_config as c; print(c.REDIS_URL)"], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=60)
+    assert accepted.returncode == 0, accepted.stderr
+    assert accepted.stdout.strip() == "redis://127.0.0.1:6379/0"
