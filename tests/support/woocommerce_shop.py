@@ -88,10 +88,28 @@ class RealShop(StandinShop):
         buyer.goto(f"{self.site.url}/?add-to-cart={self._product(total)}")
         buyer.goto(self.site.shop["pages"]["tender-block-checkout"])
         buyer.fill("#email", BILLING["email"])
+        filled = {"email": BILLING["email"]}
         for field in ("first_name", "last_name", "address_1", "city", "postcode", "phone"):
             box = buyer.locator(f"#billing-{field}")
             if box.count():
                 box.fill(BILLING[field])
+                filled[field] = BILLING[field]
+        self._until_the_cart_holds(buyer, filled)
+
+    @staticmethod
+    def _until_the_cart_holds(buyer, billing: dict) -> None:
+        """Wait until the server's cart holds the typed address and nothing is recalculating. The
+        block sends typed fields to the server after a pause or when a field loses focus; on older
+        WooCommerce (8.0) that send disables Place Order, so a click that is itself the focus loss
+        lands on a disabled button and is dropped: the order would never be placed."""
+        buyer.evaluate("() => document.activeElement && document.activeElement.blur()")
+        buyer.wait_for_function(
+            """(billing) => {
+                const cart = wp.data.select('wc/store/cart'), checkout = wp.data.select('wc/store/checkout');
+                const held = cart.getCartData().billingAddress || {};
+                return Object.keys(billing).every((key) => held[key] === billing[key])
+                    && !cart.isCustomerDataUpdating() && !checkout.isCalculating();
+            }""", arg=billing)
 
     def store_api_order(self, total: str) -> dict:
         session = requests.Session()
