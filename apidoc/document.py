@@ -100,8 +100,9 @@ def _require_response_fields(document, sometimes_sent: dict[str, tuple]) -> None
     the few a schema names in `SOMETIMES_SENT`; request shapes keep the `required` their schemas
     declare, and lose `default: null`, which only says "absent" and which generators read as
     "always sent"."""
-    request_shapes = {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None}
-    for name, schema in document["components"]["schemas"].items():
+    schemas = document["components"]["schemas"]
+    request_shapes = _with_nested(schemas, {_schema_name(op.body) for op in OPERATIONS.values() if op.body is not None})
+    for name, schema in schemas.items():
         if name in request_shapes:
             for field_schema in schema.get("properties", {}).values():
                 if "default" in field_schema and field_schema["default"] is None:
@@ -110,6 +111,29 @@ def _require_response_fields(document, sometimes_sent: dict[str, tuple]) -> None
             optional = sometimes_sent.get(name, ())
             schema["required"] = [field for field in schema["properties"] if field not in optional]
 
+
+
+def _with_nested(schemas: dict, names: set[str]) -> set[str]:
+    """`names` and every component their properties refer to, however deep (`$ref`, `allOf`, `items`):
+    a shape nested in a request body is a request shape too (a PATCH's partial `kinds`)."""
+    found, waiting = set(), list(names)
+    while waiting:
+        name = waiting.pop()
+        if name in found or name not in schemas:
+            continue
+        found.add(name)
+        waiting.extend(_refs_in(schemas[name]))
+    return found
+
+
+def _refs_in(node) -> list[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref", "")
+        own = [ref.rsplit("/", 1)[-1]] if ref.startswith("#/components/schemas/") else []
+        return own + [name for value in node.values() for name in _refs_in(value)]
+    if isinstance(node, list):
+        return [name for value in node for name in _refs_in(value)]
+    return []
 
 def _operation(spec, plugin, rule, view, op) -> dict:
     scopes = getattr(view, "required_scopes", None)

@@ -33,7 +33,8 @@ class AmountString(fields.Field):
 
     def _request_currency(self, data) -> str | None:
         if isinstance(data, Mapping) and self.currency in data:
-            return data[self.currency]
+            given = data[self.currency]
+            return given if isinstance(given, str) else None     # not a code: the currency field says so
         sibling = self.parent.fields.get(self.currency) if self.parent else None
         default = getattr(sibling, "load_default", None)
         return default if isinstance(default, str) else None

@@ -53,3 +53,16 @@ def test_a_yen_invoice_is_paid_and_refunded_in_whole_yen(client, auth):
     assert "at most 1500 JPY" in too_much.json["error"]["message"]
     refund = client.post(f"/v1/invoices/{created['id']}/refunds", json={"amount": "100"}, headers=auth)
     assert refund.status_code == 201 and refund.json["amount"] == "100", refund.json
+
+
+@pytest.mark.parametrize("currency", [{}, [], 840, True])
+def test_a_currency_that_is_not_a_code_is_refused_by_name_beside_an_amount(client, auth, currency):
+    """The amount's decimals depend on the currency beside it: a currency that is not even a string
+    (found by the contract fuzzer as a 500) is the currency field's 400, never a crash."""
+    link = client.post("/v1/payment-links", json={"title": "Tea", "amount_mode": "fixed_amount", "amount": "10",
+                                                  "currency": currency}, headers=auth)
+    assert_error(link, 400, "validation_error", param="currency")
+    invoice = client.post("/v1/invoices", json={"amount": "10", "order_amount": "10", "order_currency": currency},
+                          headers=auth)
+    assert invoice.status_code == 400, invoice.json
+    assert "order_currency" in invoice.get_data(as_text=True)
