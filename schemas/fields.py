@@ -66,6 +66,15 @@ def one_of(values, **kwargs) -> fields.String:
     return fields.String(metadata=metadata, **kwargs)
 
 
+class StrictBoolean(fields.Boolean):
+    """JSON true or false only: "yes", 1 or "true" are refused rather than guessed at."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise ValidationError("must be true or false")
+        return value
+
+
 class StrictString(fields.String):
     """A string that refuses empty text and control characters."""
 

@@ -2,6 +2,7 @@
 from marshmallow import RAISE, Schema, fields, validate
 
 from models.mail import MAX_RECIPIENTS, MERCHANT_KINDS
+from schemas.fields import StrictBoolean
 
 _KIND_DESCRIPTIONS = {
     "payment_received": "An invoice was paid (`invoice.paid`).",
@@ -17,8 +18,8 @@ _KIND_DESCRIPTIONS = {
 
 def _kinds_schema(*, update: bool) -> type:
     """One boolean per kind: all present in an answer, any of them in an update."""
-    booleans = {kind: fields.Boolean(truthy={True}, falsy={False}, required=not update,
-                                     metadata={"description": _KIND_DESCRIPTIONS[kind]})
+    booleans = {kind: StrictBoolean(required=not update,
+                                 metadata={"description": _KIND_DESCRIPTIONS[kind]})
                 for kind in MERCHANT_KINDS}
     return Schema.from_dict(booleans, name="NotificationKindsUpdate" if update else "NotificationKinds")
 

@@ -6,18 +6,10 @@ from core.display_text import is_blank, spoofing_problem
 from models.invoices import STATUSES as INVOICE_STATUSES
 from models.payment_links import AMOUNT_MODES, STATUSES, USAGES
 from schemas.common import ListQuerySchema
-from schemas.fields import AmountString, CurrencyCode, EmailAddress, StrictString, UtcDateTime, one_of
+from schemas.fields import (AmountString, CurrencyCode, EmailAddress, StrictBoolean, StrictString, UtcDateTime,
+                            one_of)
 
 _AMOUNT_MODE = validate.OneOf(AMOUNT_MODES, error=f"must be one of {', '.join(AMOUNT_MODES)}")
-
-
-class StrictBoolean(fields.Boolean):
-    """JSON true or false only: "yes", 1 or "true" are refused rather than guessed at."""
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, bool):
-            raise ValidationError("must be true or false")
-        return value
 
 
 class Title(StrictString):

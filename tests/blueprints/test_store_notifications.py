@@ -61,3 +61,10 @@ def test_each_store_sees_and_changes_only_its_own(client, auth, other_store):
     assert client.get(PATH, headers=other).json["recipients"] == []
     client.patch(PATH, json={"recipients": ["theirs@other.example"]}, headers=other)
     assert client.get(PATH, headers=auth).json["recipients"] == ["mine@shop.example"]
+
+
+@pytest.mark.parametrize("value", [0, 1, "true", None])
+def test_a_kind_is_switched_by_json_true_or_false_only(client, auth, value):
+    """0 equals False in Python, so a set-membership check let it through (found by the contract fuzzer)."""
+    response = client.patch("/v1/store/notifications", json={"kinds": {"endpoint_disabled": value}}, headers=auth)
+    assert_error(response, 400, "validation_error", param="kinds")
