@@ -10,21 +10,35 @@ IN_BODY = st.sampled_from(["\x00", "\ud800", "\udfff", "a\x00b"])
 IN_URL = st.sampled_from(["\x00", "a\x00b"])
 
 
-def _spoil(values, bad):
-    """Leave `values` as generated, or append a bad string to one of its string values."""
+def _spoil(values, bad, *, formatted=frozenset()):
+    """Leave `values` as generated, or append a bad string to one of its string values. A value whose
+    schema has a `format` (a URL, a uuid) gets a NUL, never a surrogate: schemathesis's own
+    revalidation of a stateful step cannot encode one there and stops the run (our API answers it
+    with a 400 all the same, as the body check shows for every other field)."""
     if not isinstance(values, dict):
         return st.just(values)
     names = sorted(name for name, value in values.items() if isinstance(value, str))
     if not names:
         return st.just(values)
-    spoiled = st.tuples(st.sampled_from(names), bad).map(
-        lambda choice: {**values, choice[0]: values[choice[0]] + choice[1]})
+    spoiled = st.sampled_from(names).flatmap(
+        lambda name: (IN_URL if name in formatted else bad).map(lambda text: {**values, name: values[name] + text}))
     return st.one_of(st.just(values), spoiled)
+
+
+def _formatted_body_fields(context) -> frozenset:
+    """The body's top-level properties whose schema names a `format` (from the raw document)."""
+    try:
+        document = context.operation.schema.raw_schema
+        body = context.operation.definition.raw["requestBody"]["content"]["application/json"]["schema"]
+        properties = document["components"]["schemas"][body["$ref"].rsplit("/", 1)[-1]]["properties"]
+    except (AttributeError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(name for name, schema in properties.items() if "format" in schema)
 
 
 @schemathesis.hook
 def flatmap_body(context, body):
-    return _spoil(body, IN_BODY)
+    return _spoil(body, IN_BODY, formatted=_formatted_body_fields(context))
 
 
 @schemathesis.hook
