@@ -27,6 +27,7 @@ class Decisions:
         self.read, self.now = read, now
         self.row = type(read)(**read.__data__)
         self.changes: dict = {}
+        self._held: list = []           # (reason, detail) newly set aside: each `write` logs them once
 
     def set(self, **changes) -> None:
         for name, value in changes.items():
@@ -47,7 +48,11 @@ class Decisions:
         return True
 
     def hold(self, reason: str, detail: str = "") -> None:
-        raise NotImplementedError
+        """Set the row aside for an operator (`flask --app wsgi invoices stuck` / `refunds stuck`): the
+        same reason again writes nothing, so it is logged and counted once."""
+        if self.row.review_reason != reason:
+            self.set(review_reason=reason)
+            self._held.append((reason, detail))
 
     def as_read(self, names) -> list:
         """Query conditions: each of these columns still holds the value read."""

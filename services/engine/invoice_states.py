@@ -138,7 +138,6 @@ class Answer(Decisions):
         super().__init__(invoice, now=now)
         self._events: list = []         # (event type, the invoice as that move left it, previous status)
         self._moves: list = []
-        self._held: list = []
 
     def move(self, trigger: str, **changes) -> bool:
         """Apply `trigger` to `row` if it allows it; False when it does not (nothing changes)."""
@@ -153,13 +152,6 @@ class Answer(Decisions):
                                  previous if trigger in TELLS_PREVIOUS else None))
         self._moves.append((trigger, target))
         return True
-
-    def hold(self, reason: str, detail: str = "") -> None:
-        """Set the invoice aside for an operator (docs/operations.md#invoices-held-or-stuck); logged
-        and counted once per new reason: the same problem again writes nothing."""
-        if self.row.review_reason != reason:
-            self.set(review_reason=reason)
-            self._held.append((reason, detail))
 
     def write(self) -> Invoice:
         """The invoice after the answer: one UPDATE … RETURNING, or no write when nothing changed."""

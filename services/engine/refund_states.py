@@ -102,7 +102,6 @@ class Answer(Decisions):
     def __init__(self, refund: Refund, *, now: dt.datetime):
         super().__init__(refund, now=now)
         self._moves: list = []          # (trigger, target, event type)
-        self._held: list = []
 
     def move(self, trigger: str, **changes) -> bool:
         """Apply `trigger` to `row` if it allows it; False when it does not (nothing changes)."""
@@ -112,12 +111,6 @@ class Answer(Decisions):
         self.set(status=target, updated_at=self.now, **changes)
         self._moves.append((trigger, target, event_type))
         return True
-
-    def hold(self, reason: str, detail: str = "") -> None:
-        """Set the refund aside for an operator (`flask --app wsgi refunds stuck`); logged once."""
-        if self.row.review_reason != reason:
-            self.set(review_reason=reason)
-            self._held.append((reason, detail))
 
     def write(self) -> Refund:
         """The refund after the answer: one UPDATE … RETURNING, or no write when nothing changed."""
