@@ -14,12 +14,11 @@ from blueprints.requests import load
 from core import ids
 from core.clock import utcnow
 from infra.pagination import PageRequest
-from models.events import Event
-from models.webhooks import WebhookDelivery
 from schemas.invoices import InvoiceListQuerySchema, InvoiceSchema
 from schemas.refunds import RefundCreateSchema, RefundListQuerySchema, RefundSchema
 from schemas.transactions import TransactionSchema
 from services.engine import invoice_states, invoices, polling, refunds, transactions
+from services.webhooks import outbox
 
 # The dashboard acts for the store as a standard key would: no installation's limits apply.
 ACTOR = SimpleNamespace(kind="dashboard", id=None)
@@ -46,9 +45,7 @@ def invoices_page():
 @requires("read")
 def invoice_page(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
-    events = list(Event.select().where(Event.invoice == invoice.id).order_by(Event.created_at, Event.id))
-    deliveries = list(WebhookDelivery.select().where(WebhookDelivery.event.in_([e.id for e in events]))
-                      .order_by(WebhookDelivery.created_at)) if events else []
+    events, deliveries = outbox.invoice_history(invoice)
     invoice_refunds = refunds.list_for_store(g.store, ACTOR, {"invoice_id": invoice.public_id},
                                              PageRequest(limit=100)).rows
     return render_template(

@@ -170,3 +170,14 @@ def has_due_deliveries(*, now: dt.datetime) -> bool:
     return (WebhookDelivery.select(WebhookDelivery.id)
             .where((WebhookDelivery.status == "pending") & (WebhookDelivery.next_attempt_at <= now))
             .limit(1).exists())
+
+
+def invoice_history(invoice: Invoice) -> tuple[list[Event], list[WebhookDelivery]]:
+    """An invoice's events, oldest first, and the deliveries they fanned out into (the dashboard's
+    timeline of one invoice)."""
+    events = list(Event.select().where(Event.invoice == invoice.id).order_by(Event.created_at, Event.id))
+    if not events:
+        return events, []
+    deliveries = (WebhookDelivery.select().where(WebhookDelivery.event.in_([event.id for event in events]))
+                  .order_by(WebhookDelivery.created_at))
+    return events, list(deliveries)
