@@ -191,6 +191,22 @@ def clean_state(request):
         db.close()
 
 
+@pytest.fixture(autouse=True)
+def one_rate_limit_window(monkeypatch):
+    """A test's requests all fall in one rate-limit window, however near a minute's end it starts.
+
+    Windows are whole minutes of the wall clock, so a test that counted requests across a minute's
+    end saw its count start again (CI once failed so). The clock keeps running, from 1 s into a
+    window to come: a test has 59 s before its window ends."""
+    import time
+
+    from infra import rate_limits
+
+    started = time.time()
+    window_start = (started // rate_limits.WINDOW_SECONDS + 1) * rate_limits.WINDOW_SECONDS
+    monkeypatch.setattr(rate_limits, "clock", lambda: window_start + 1 + (time.time() - started))
+
+
 def _sandbox_starter_rates() -> None:
     """The sandbox's starter rates, as migration 0019 leaves them (and KWD): every test starts with them."""
     import importlib
