@@ -13,6 +13,7 @@ from blueprints.dashboard.session_state import note, requires
 from blueprints.requests import load
 from core import ids
 from core.clock import utcnow
+from core.errors import BadRequest
 from infra.pagination import PageRequest
 from schemas.invoices import InvoiceListQuerySchema, InvoiceSchema
 from schemas.refunds import RefundCreateSchema, RefundListQuerySchema, RefundSchema
@@ -33,12 +34,26 @@ def invoices_page():
     search = request.args.get("q", "").strip()
     if ids.is_public_id(search, "inv_"):
         return redirect(url_for("dashboard.invoice_page", invoice_id=search))
-    query = load(InvoiceListQuerySchema(), {**filled(INVOICE_FILTERS), "limit": PAGE_SIZE,
-                                           **({"external_order_id": search} if search else {})})
-    page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
+    given = {**filled(INVOICE_FILTERS), **({"external_order_id": search} if search else {})}
+    statuses = InvoiceListQuerySchema().fields["status"].validate.choices
+    try:
+        query = load(InvoiceListQuerySchema(), {**given, "limit": PAGE_SIZE})
+        page = invoices.list_for_store(g.store, query, PageRequest.from_query(query), now=utcnow())
+    except BadRequest as error:
+        # A filter the API refuses (a bad date, a malformed link id, an unknown cursor): said on the form.
+        return render_template("dashboard/invoices.html", invoices=[], has_more=False, filters=given,
+                               search=search, statuses=statuses, error=error.message), 400
     return render_template("dashboard/invoices.html", invoices=InvoiceSchema(many=True).dump(page.rows),
-                           has_more=page.has_more, filters=query, search=search,
-                           statuses=InvoiceListQuerySchema().fields["status"].validate.choices)
+                           has_more=page.has_more, filters=given, search=search, statuses=statuses,
+                           older=_keyset_args(given, search, starting_after=page.rows[-1].public_id)
+                           if page.has_more else None)
+
+
+def _keyset_args(given: dict, search: str, **cursor) -> dict:
+    """The next page's query: the same filters, as typed, with its own cursor."""
+    kept = {name: value for name, value in given.items()
+            if name not in ("starting_after", "ending_before") and not (search and name == "external_order_id")}
+    return {**kept, **({"q": search} if search else {}), **cursor}
 
 
 @bp.get("/invoices/<invoice_id>")
