@@ -1,5 +1,5 @@
-"""The team (owners): members and their roles, inviting (after the password again) and removing;
-and the audit log of the store's changes."""
+"""The team (owners): members and their roles, inviting and changing a role (after the password
+again) and removing; and the audit log of the store's changes."""
 from __future__ import annotations
 
 from flask import flash, g, redirect, render_template, request, url_for
@@ -34,7 +34,7 @@ def invite_member():
     try:
         token = people.invite(g.store, email, role, now=utcnow(), invited_by=g.user, base_url=base_url)
     except BadRequest as error:
-        return _team(error.message, 400)
+        return _team(error.message, 400, invite_error=True)
     note("member.invite", target=people.normal_email(email), detail=role)
     # The link, on this answer only: for an owner whose Tender sends no mail yet.
     return _team(invitation_url=people.invitation_url(base_url, token), invited=people.normal_email(email))
@@ -43,9 +43,24 @@ def invite_member():
 @bp.post("/team/<user_id>/remove")
 @requires("team")
 def remove_member(user_id):
-    removed = people.remove_member(g.store, user_id, now=utcnow())
+    try:
+        removed = people.remove_member(g.store, user_id, by=g.user, now=utcnow())
+    except BadRequest as error:
+        return _team(error.message, 400)
     note("member.remove", target=removed.email)
     flash(f"{removed.email} no longer has access to {g.store.name}.")
+    return redirect(url_for("dashboard.team_page"))
+
+
+@bp.post("/team/<user_id>/role")
+@requires("team", confirmed=True)
+def change_member_role(user_id):
+    try:
+        member, before = people.change_role(g.store, user_id, request.form.get("role", ""), by=g.user)
+    except BadRequest as error:
+        return _team(error.message, 400)
+    note("member.role", target=member.user.email, detail=f"{before} -> {member.role}")
+    flash(f"{member.user.email} is now {member.role}.")
     return redirect(url_for("dashboard.team_page"))
 
 

@@ -13,10 +13,12 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from core import email_addresses, ids
 from core.clock import isoformat
-from core.errors import BadRequest
+from core.errors import BadRequest, Forbidden
+from infra.locks import lock_row
 from models.base import db
 from models.people import ROLES, Invitation, Membership, PasswordReset, User
 from models.stores import Store
+from services.accounts import roles
 from services.mail import mail_outbox
 
 INVITATION_LIFETIME = dt.timedelta(hours=72)
@@ -124,16 +126,44 @@ def team_of(store: Store) -> list[Membership]:
                 .order_by(User.email))
 
 
-def remove_member(store: Store, user_id, *, now: dt.datetime) -> User:
-    """Remove a member; the store always keeps one owner. The removed user's sessions end."""
+def remove_member(store: Store, user_id, *, by: User, now: dt.datetime) -> User:
+    """Remove a member; the removed user's sessions end."""
+    with db.atomic():
+        member = _changeable_membership(store, user_id, by=by, leaves_owners=True)
+        member.delete_instance()
+    return end_other_sessions(member.user, now=now)
+
+
+def change_role(store: Store, user_id, role: str, *, by: User) -> tuple[Membership, str]:
+    """Give a member another role, in place; returns the membership and the role it had. It is read
+    on the member's next request: their sessions go on, with the new role's rights."""
+    if role not in ROLES:
+        raise BadRequest("validation_error", f"role: one of {', '.join(ROLES)}", param="role")
+    with db.atomic():
+        member = _changeable_membership(store, user_id, by=by, leaves_owners=role != "owner")
+        before = member.role
+        Membership.update(role=role).where(Membership.id == member.id).execute()
+    member.role = role
+    return member, before
+
+
+def _changeable_membership(store: Store, user_id, *, by: User, leaves_owners: bool) -> Membership:
+    """The membership a removal or role change may touch, under the store's row lock (so two owners
+    demoting each other at once cannot leave none): never the acting user's own, which could lock
+    them out, and never the last owner's when the change takes the owner role away."""
+    lock_row(Store, store.id)
+    if not roles.may(role_in(by, store.id), "team"):          # read again under the lock: a demoted owner's late request
+        raise Forbidden("INSUFFICIENT_SCOPE", "Only an owner of the store changes its team.")
     member = Membership.get_or_none((Membership.store == store.id) & (Membership.user == ids.parse_uuid(user_id)))
     if member is None:
         raise NoSuchMember()
+    if member.user_id == by.id:
+        raise BadRequest("validation_error", "You cannot change your own role or remove yourself: "
+                         "another owner can.", param="user")
     owners = Membership.select().where((Membership.store == store.id) & (Membership.role == "owner")).count()
-    if member.role == "owner" and owners <= 1:
+    if leaves_owners and member.role == "owner" and owners <= 1:
         raise BadRequest("validation_error", "A store keeps at least one owner.", param="user")
-    member.delete_instance()
-    return end_other_sessions(member.user, now=now)
+    return member
 
 
 # --- invitations -----------------------------------------------------------------------------

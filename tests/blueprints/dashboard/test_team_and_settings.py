@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
 
+from core.clock import utcnow
 from models.people import AuditEntry, Membership, User
 from models.stores import Store
 from tests.blueprints.dashboard.conftest import SCRIPT
@@ -91,3 +93,57 @@ def test_an_owner_may_require_totp_of_everyone(app, owner_client, store):
     sign_in(member, "member@example.com")
     answer = member.get("/dashboard/invoices")
     assert answer.status_code == 302 and answer.headers["Location"].endswith("/dashboard/account/totp")
+
+
+def _role(store, email):
+    return Membership.get((Membership.store == store.id) & (Membership.user == User.get(User.email == email).id)).role
+
+
+def test_an_owner_changes_a_role_in_place_and_the_log_says_so(app, owner_client, store):
+    make_member(store, "dev@example.com", "viewer")
+    member = app.test_client()
+    sign_in(member, "dev@example.com")
+    assert post(member, "/dashboard/settings/name", {"name": "Mine now"}).status_code == 403
+    dev = User.get(User.email == "dev@example.com")
+    answer = post(owner_client, f"/dashboard/team/{dev.id}/role", {"role": "admin"}, form_page="/dashboard/team")
+    assert answer.status_code == 302 and _role(store, "dev@example.com") == "admin"
+    entry = AuditEntry.select().order_by(AuditEntry.id.desc()).get()
+    assert (entry.action, entry.target, entry.detail) == ("member.role", "dev@example.com", "viewer -> admin")
+    # the same session, the new role's rights on its next request
+    assert post(member, "/dashboard/settings/name", {"name": "Renamed by dev"}).status_code == 302
+    refused = post(owner_client, f"/dashboard/team/{dev.id}/role", {"role": "superuser"}, form_page="/dashboard/team")
+    assert refused.status_code == 400 and "role: one of" in refused.get_data(as_text=True)
+    assert _role(store, "dev@example.com") == "admin"
+
+
+def test_an_owner_can_neither_demote_nor_remove_themself(owner_client, store):
+    make_member(store, "second@example.com", "owner")          # even with another owner left
+    me = User.get(User.email == "owner@example.com")
+    for path, data in ((f"/dashboard/team/{me.id}/role", {"role": "viewer"}), (f"/dashboard/team/{me.id}/remove", {})):
+        refused = post(owner_client, path, data, form_page="/dashboard/team")
+        assert refused.status_code == 400 and "your own role" in refused.get_data(as_text=True), path
+    assert _role(store, "owner@example.com") == "owner" and owner_client.get("/dashboard/team").status_code == 200
+
+
+def test_the_last_owner_stays_and_a_demoted_owners_late_request_changes_nothing(store):
+    from core.errors import BadRequest, Forbidden
+    from services.accounts import people
+
+    first, second = make_member(store, "a@example.com", "owner"), make_member(store, "b@example.com", "owner")
+    people.change_role(store, second.id, "admin", by=first)
+    # `second` passed the page's role check as an owner, but is none by the time the change is made
+    with pytest.raises(Forbidden):
+        people.change_role(store, first.id, "admin", by=second)
+    with pytest.raises(Forbidden):
+        people.remove_member(store, first.id, by=second, now=utcnow())
+    with pytest.raises(BadRequest):                              # the one owner left, by themself
+        people.change_role(store, first.id, "admin", by=first)
+    assert _role(store, "a@example.com") == "owner"
+
+
+def test_only_owners_change_roles(client, store):
+    make_member(store, "admin@example.com", "admin")
+    target = make_member(store, "viewer@example.com", "viewer")
+    sign_in(client, "admin@example.com")
+    assert post(client, f"/dashboard/team/{target.id}/role", {"role": "owner"}).status_code == 403
+    assert _role(store, "viewer@example.com") == "viewer"
