@@ -44,10 +44,16 @@ def _env(**extra) -> dict:
 
 
 class Processes:
+    """The processes the module's tests start, by name. A name started again while its process
+    still runs (a test that failed before its `finally`) stops the old one first: CI once found
+    orphan `rq worker` processes, whose handles a second start under the same name had dropped."""
+
     def __init__(self):
         self.running: dict[str, subprocess.Popen] = {}
 
     def start(self, name: str, argv: list[str], env: dict) -> subprocess.Popen:
+        if name in self.running:
+            self.stop(name)
         # Each process logs to its own file (E2E_LOG_DIR to keep them), for a failure's post-mortem.
         log_dir = Path(os.environ.get("E2E_LOG_DIR") or os.devnull).parent if not os.environ.get("E2E_LOG_DIR") \
             else Path(os.environ["E2E_LOG_DIR"])
@@ -57,11 +63,18 @@ class Processes:
         return process
 
     def stop(self, name: str, sig=signal.SIGTERM) -> None:
-        stop(self.running.pop(name), sig)
+        process = self.running.pop(name, None)     # None: already stopped (a kill -9 whose restart failed)
+        if process is not None:
+            stop(process, sig)
 
     def stop_all(self) -> None:
-        for name in list(self.running):
-            self.stop(name)
+        """Every one, even when stopping one of them fails."""
+        name = next(iter(self.running), None)
+        if name is not None:
+            try:
+                self.stop(name)
+            finally:
+                self.stop_all()
 
 
 def start_worker(processes: Processes, name: str = "worker", **env):
@@ -166,19 +179,19 @@ def test_worker_killed_mid_poll_recovers(stack, phase):
     workers = stack["processes"]
     slow = {"SANDBOX_LATENCY_MS": "1500", "POLL_LEASE_SECONDS": "3"}
     start_worker(workers, **slow)
-    invoice_id = _create_and_pay(stack, "success")
-
-    def claimed_in_phase():
-        rows = _sql("SELECT status, swap_status, claim_token FROM invoice LEFT JOIN poll_state ON poll_state.invoice_id = invoice.id "
-                    "WHERE public_id = %s", invoice_id)
-        status, swap_status, token = rows[0]
-        in_phase = status == "awaiting_payment" if phase == "chain" else (status, swap_status) == ("paid", "processing")
-        return in_phase and token is not None
-
-    wait_for(claimed_in_phase, timeout=30, what=f"the worker to claim the invoice in {phase}", interval=0.05)
-    workers.stop("worker", sig=signal.SIGKILL)
-    start_worker(workers, **slow)
     try:
+        invoice_id = _create_and_pay(stack, "success")
+
+        def claimed_in_phase():
+            rows = _sql("SELECT status, swap_status, claim_token FROM invoice LEFT JOIN poll_state "
+                        "ON poll_state.invoice_id = invoice.id WHERE public_id = %s", invoice_id)
+            status, swap_status, token = rows[0]
+            in_phase = status == "awaiting_payment" if phase == "chain" else (status, swap_status) == ("paid", "processing")
+            return in_phase and token is not None
+
+        wait_for(claimed_in_phase, timeout=30, what=f"the worker to claim the invoice in {phase}", interval=0.05)
+        workers.stop("worker", sig=signal.SIGKILL)
+        start_worker(workers, **slow)
         wait_for(lambda: _status(stack, invoice_id)["received_amount"], timeout=45, what="settlement after restart")
         counts = dict(_sql("SELECT e.type, count(*) FROM event e JOIN invoice i ON i.id = e.invoice_id "
                            "WHERE i.public_id = %s GROUP BY 1", invoice_id))
