@@ -47,8 +47,9 @@ def test_a_usd_invoice_settles_99_to_the_merchant_with_a_fee_of_1(client, auth, 
     assert (status["paid_amount"], status["received_amount"], status["difference_amount"]) == \
         ("100.50", "99.00", "-1.50")
     with db.connection_context():
-        assert Transaction.get(Transaction.type == "settlement").amount == Decimal("99")
-    day = utcnow().date().isoformat()
+        settlement = Transaction.get(Transaction.type == "settlement")
+    assert settlement.amount == Decimal("99")
+    day = settlement.created_at.date().isoformat()      # its statement day, even when a UTC midnight has passed since
     [row] = client.get("/v1/reports/settlements", headers=auth, query_string={"from": day, "to": day}).json["data"]
     assert (row["fees"], row["received"], row["difference"]) == ("1.00", "99.00", "-1.50")
     window = {"created_after": (utcnow() - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
