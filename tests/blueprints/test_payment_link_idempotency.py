@@ -78,7 +78,9 @@ def _insert_key(store, key, *, status, locked_at, expires_at=None, body=BODY):
 
 
 def test_a_key_still_in_progress_answers_409(client, auth, store):
-    _insert_key(store, "busy", status="in_progress", locked_at=utcnow())
+    # Renewed "a minute from now": a claim renewed just now would lapse (ABANDONED_AFTER, 5 s) if a
+    # loaded machine stalled this test that long before its request, and be taken over (a 201).
+    _insert_key(store, "busy", status="in_progress", locked_at=utcnow() + dt.timedelta(minutes=1))
     response = create(client, auth, "busy")
     assert response.status_code == 409
     assert (response.json["error"]["type"], response.json["error"]["code"]) == ("conflict", "idempotency_key_in_use")
