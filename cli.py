@@ -77,7 +77,8 @@ def db_upgrade():
 def stores_create(name, payout_wallet, output_asset, as_json):
     now = utcnow()
     with db.atomic():
-        store = stores.create_store(name=name, payout_wallet=payout_wallet, output_asset=output_asset, now=now)
+        store = stores.create_store(name=name, payout_wallet=payout_wallet, output_asset=output_asset, now=now,
+                                    offered=_offered_assets())
         _key, raw = api_keys.issue_key(store, kind="standard", now=now)
     _emit(as_json, {"store_id": str(store.id), "store_name": store.name, "api_key": raw},
           f"store {store.id} ({store.name})\nAPI key (shown once): {raw}")
@@ -90,6 +91,26 @@ def stores_create(name, payout_wallet, output_asset, as_json):
 def stores_set_payout(store_id, wallet):
     store = stores.set_payout_wallet(stores.get_store(store_id), wallet, now=utcnow())
     click.echo(f"store {store.id}: payout wallet set")
+
+
+@stores_cli.command("set-output-asset", help="The stablecoin a store is paid out in, from its next invoice on "
+                                             "(docs/operations.md#a-stores-output-asset).")
+@click.option("--store", "store_id", required=True)
+@click.option("--asset", required=True)
+@click.option("--wallet", default=None, help="A new payout wallet for it, in the same change.")
+@_domain_errors
+def stores_set_output_asset(store_id, asset, wallet):
+    store = stores.set_output_asset(stores.get_store(store_id), asset, offered=_offered_assets(), wallet=wallet,
+                                    now=utcnow())
+    click.echo(f"store {store.id}: paid out in {store.output_asset}")
+
+
+def _offered_assets() -> list[str]:
+    """The asset codes this deployment's swap provider offers (asked once per command)."""
+    import providers
+    from services.engine import quotes
+
+    return [asset.code for asset in quotes.supported_assets(providers.shared(_settings()))]
 
 
 @stores_cli.command("set-fee", help="The operator's fee for one store, in basis points (docs/operations.md#the-operators-fee).")

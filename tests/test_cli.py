@@ -292,3 +292,23 @@ def test_stores_set_fee_and_back_to_the_default(runner, store, app):
         assert Store.get_by_id(store.id).fee_bps is None
     for args in (["--bps", "501"], ["--bps", "-1"], [], ["--bps", "5", "--default"]):
         assert invoke(runner, "stores", "set-fee", "--store", str(store.id), *args).exit_code != 0
+
+
+def test_stores_set_output_asset_goes_through_the_dashboards_rule(runner, store):
+    wallet = "0x" + "c0" * 20
+    refused = invoke(runner, "stores", "set-output-asset", "--store", str(store.id), "--asset", "usdc.base")
+    assert refused.exit_code != 0 and "Base" in refused.output and "Traceback" not in refused.output
+    not_money = invoke(runner, "stores", "set-output-asset", "--store", str(store.id), "--asset", "eth")
+    assert not_money.exit_code != 0 and "not a stablecoin" in not_money.output
+    assert Store.get_by_id(store.id).output_asset == "usdc.near"
+    done = invoke(runner, "stores", "set-output-asset", "--store", str(store.id), "--asset", "usdc.base",
+                  "--wallet", wallet)
+    assert done.exit_code == 0, done.output
+    stored = Store.get_by_id(store.id)
+    assert (stored.output_asset, stored.payout_wallet) == ("usdc.base", wallet)
+
+
+def test_stores_create_refuses_an_output_asset_that_is_not_a_stablecoin(runner):
+    result = invoke(runner, "stores", "create", "--name", "Coin shop", "--output-asset", "btc", "--json")
+    assert result.exit_code != 0 and "not a stablecoin" in result.output
+    assert not Store.select().where(Store.name == "Coin shop").exists()
