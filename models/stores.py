@@ -30,6 +30,7 @@ class ApiKey(BaseModel):
     consumed_at = pw.DateTimeField(null=True)                   # bootstrap keys: first connect
     consumed_for = pw.TextField(null=True)                      # bootstrap keys: the site that connect was for
     first_used_at = pw.DateTimeField(null=True)                 # integration keys: first request authenticated
+    last_used_at = pw.DateTimeField(null=True)                  # to the minute: api_keys.note_use
     issued_by = pw.CharField(max_length=40, null=True)          # integration keys: the bootstrap key whose connect issued it
 
     @property

@@ -7,9 +7,12 @@ import hmac
 import secrets
 import time
 
+import redis as redis_lib
+
 from core.errors import BadRequest, NotFound
 from core.ids import new_public_id
 from core.platforms import PLATFORMS, platform_scopes
+from infra import queues
 from models.stores import ApiKey, Store
 
 KEY_PREFIX = "sk_live_"
@@ -121,7 +124,48 @@ def authenticate(raw_key: str, *, now: dt.datetime, connect_retry: bool = False)
         return None
     if key.kind == "integration" and key.first_used_at is None and not _mark_first_use(key, now=now):
         return None
+    note_use(key, now=now)
     return key
+
+
+# "Last used" is kept to the minute (docs/decisions.md): authenticating writes the key's row at
+# most once a minute, never on every request.
+LAST_USED_PRECISION = dt.timedelta(minutes=1)
+_LAST_USED_GATE = "tender:api_key:last_used:"
+_gate_while_redis_is_down: dict[str, float] = {}     # key id -> monotonic time this process may write again
+
+
+def note_use(key: ApiKey, *, now: dt.datetime) -> None:
+    """Record that `key` authenticated a request at `now`, to the minute. The row as read (or
+    cached) says when this minute is already recorded: then nothing more is asked of anyone. Else
+    one process claims the minute in Redis (SET NX EX) and writes one UPDATE; the others skip."""
+    if key.last_used_at is not None and now - key.last_used_at < LAST_USED_PRECISION:
+        return
+    if not _claim_minute(key.id):
+        return
+    # Never backwards: a process whose clock lags must not replace a later time.
+    ApiKey.update(last_used_at=now).where(
+        (ApiKey.id == key.id) & (ApiKey.last_used_at.is_null() | (ApiKey.last_used_at < now))).execute()
+    key.last_used_at = now
+    cached = _key_cache.get(key.digest)
+    if cached is not None:
+        cached[1]["last_used_at"] = now      # in place: the entry keeps its expiry (revocations)
+
+
+def _claim_minute(key_id: str) -> bool:
+    seconds = int(LAST_USED_PRECISION.total_seconds())
+    try:
+        return bool(queues.redis().set(_LAST_USED_GATE + key_id, b"1", nx=True, ex=seconds))
+    except (redis_lib.RedisError, OSError):
+        # Fail open: the request is authenticated all the same, and each process gates its own
+        # writes meanwhile (one a minute per key and process, not one per request).
+        now = time.monotonic()
+        if _gate_while_redis_is_down.get(key_id, 0.0) > now:
+            return False
+        if len(_gate_while_redis_is_down) >= KEY_CACHE_SIZE:
+            _gate_while_redis_is_down.clear()
+        _gate_while_redis_is_down[key_id] = now + seconds
+        return True
 
 
 def _mark_first_use(key: ApiKey, *, now: dt.datetime) -> bool:
@@ -129,7 +173,7 @@ def _mark_first_use(key: ApiKey, *, now: dt.datetime) -> bool:
     the lost-response retry of the connect that issued it, so the two are decided by one row: a
     retry revokes the key only while this is unset, and this is set only while it is not revoked.
     False when a retry revoked it first."""
-    marked = ApiKey.update(first_used_at=now).where(
+    marked = ApiKey.update(first_used_at=now, last_used_at=now).where(
         (ApiKey.id == key.id) & ApiKey.first_used_at.is_null() & ApiKey.revoked_at.is_null()).execute()
     if not marked:
         current = ApiKey.get_or_none(ApiKey.id == key.id)
@@ -137,6 +181,9 @@ def _mark_first_use(key: ApiKey, *, now: dt.datetime) -> bool:
             forget_cached_keys()
             return False
         now = current.first_used_at
+        key.last_used_at = current.last_used_at
+    else:
+        key.last_used_at = now
     key.first_used_at = now
     _remember_key(key)
     return True
