@@ -5,7 +5,9 @@ import datetime as dt
 import re
 from decimal import Decimal
 
+import pytest
 
+from blueprints.dashboard import api_key_pages
 from core.clock import utcnow
 from models.payment_links import PaymentLink
 from models.people import AuditEntry
@@ -92,6 +94,33 @@ def test_a_key_of_another_store_cannot_be_revoked(owner_client, other_store):
     theirs = ApiKey.get(ApiKey.store == other_store.id)
     assert post(owner_client, f"/dashboard/api-keys/{theirs.id}/revoke").status_code == 404
     assert ApiKey.get_by_id(theirs.id).revoked_at is None
+
+
+def _key_row(page: str, key_id: str) -> str:
+    return re.search(rf"<tr><td><code>{key_id}</code>.*?</tr>", page, re.S).group(0)
+
+
+def test_the_keys_page_shows_when_each_key_was_last_used(owner_client, client, store):
+    used, idle, older = (factories.make_key(store) for _ in range(3))
+    assert client.get("/v1/invoices", headers={"Authorization": f"Bearer {used}"}).status_code == 200
+    three_hours_ago = utcnow() - dt.timedelta(hours=3, minutes=5)
+    ApiKey.update(last_used_at=three_hours_ago).where(ApiKey.last4 == older[-4:]).execute()
+    page = owner_client.get("/dashboard/api-keys").get_data(as_text=True)
+    rows = {raw: _key_row(page, ApiKey.get(ApiKey.last4 == raw[-4:]).id) for raw in (used, idle, older)}
+    used_at = ApiKey.get(ApiKey.last4 == used[-4:]).last_used_at
+    assert "within the last minute" in rows[used] and used_at.strftime("%Y-%m-%d %H:%M") + " UTC" in rows[used]
+    assert "never" in rows[idle] and "ago" not in rows[idle]
+    assert "3 hours ago" in rows[older] and three_hours_ago.strftime("%Y-%m-%d %H:%M") in rows[older]
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (0, "within the last minute"), (59, "within the last minute"), (-30, "within the last minute"),
+    (61, "1 minute ago"), (59 * 60, "59 minutes ago"), (60 * 60, "1 hour ago"),
+    (47 * 3600 + 3599, "47 hours ago"), (48 * 3600, "2 days ago"), (400 * 86400, "400 days ago"),
+])
+def test_last_use_reads_in_the_largest_whole_unit(seconds, shown):
+    now = dt.datetime(2026, 11, 27, 12, 0)
+    assert api_key_pages.ago(now - dt.timedelta(seconds=seconds), now=now) == shown
 
 
 def test_a_viewer_sees_no_keys_and_cannot_make_one(client, store):
