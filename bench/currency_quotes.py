@@ -16,12 +16,13 @@ import statistics
 import tempfile
 import time
 
-from bench import int_options
+from bench import int_options, print_spread
 
 BUYER = {"origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40, "dry": False}
 
 
-def _app():
+def in_process_app():
+    """The app over DATABASE_URL (a temporary SQLite file without it), migrated on an emptied schema."""
     if not os.environ.get("DATABASE_URL"):
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp()}/bench.db"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
@@ -56,7 +57,7 @@ def _commit(client, invoice_id: str) -> float:
 
 def main() -> None:
     args = int_options(quotes=300, round_size=10)
-    application = _app()
+    application = in_process_app()
     from core.clock import utcnow
     from models.base import db
     from services.accounts import api_keys, stores
@@ -74,10 +75,7 @@ def main() -> None:
         for currency in ("USD", "EUR"):
             for _ in range(min(args.round_size, len(pending[currency]))):
                 seconds[currency].append(_commit(client, pending[currency].pop()))
-    for currency, figures in seconds.items():
-        ordered = sorted(figures)
-        print(f"  {currency}: {len(ordered)} commits, p50 {statistics.median(ordered) * 1000:.2f} ms, "
-              f"p90 {ordered[int(len(ordered) * 0.9)] * 1000:.2f} ms")
+    print_spread(seconds, "commits")
     ratio = statistics.median(seconds["EUR"]) / statistics.median(seconds["USD"])
     print(f"committed quote: EUR / USD = {ratio:.3f} (goal <= 1.1)")
 
