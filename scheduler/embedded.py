@@ -20,11 +20,27 @@ log = logging.getLogger("tender.embedded")
 
 
 class ThreadWorker(SimpleWorker):
-    """A SimpleWorker that can live in a non-main thread: no signal handlers, timer timeouts."""
+    """A SimpleWorker that can live in a non-main thread: no signal handlers, timer timeouts, and
+    no pub/sub command channel.
+
+    rq's worker subscribes to its commands (stop a job, shut down: `rq` sends them to worker
+    processes) on every `work()` call, on a pub/sub thread of its own that it waits for only a
+    second when the call ends. Called again and again in one process (every tick here, every
+    loop of a test's worker), those threads outlived their workers on a busy machine (3 of 11
+    calls under load) and kept reading and reconnecting a pooled connection that the next
+    worker's pub/sub had taken: redis-py then walks one pub/sub's channels on one thread while
+    another changes them, and a test's worker once died of "dictionary changed size during
+    iteration"."""
 
     death_penalty_class = TimerDeathPenalty
 
     def _install_signal_handlers(self):
+        pass
+
+    def subscribe(self):
+        pass
+
+    def unsubscribe(self):
         pass
 
 

@@ -185,6 +185,19 @@ def test_embedded_jobs_run_the_whole_flow(runtime, client, auth, store, monkeypa
     assert receipt().status == "logged"          # no SMTP_URL: the receipt is in the log, and kept
 
 
+def test_the_thread_worker_subscribes_to_no_rq_commands(runtime, monkeypatch):
+    """Each `work()` of rq's worker started a pub/sub thread that could outlive it on a busy machine and
+    race the next worker's over a pooled connection (scheduler/embedded.py); a thread worker starts none."""
+    import redis.client
+
+    from scheduler import embedded
+
+    started = []
+    monkeypatch.setattr(redis.client.PubSub, "run_in_thread", lambda pubsub, *args, **kwargs: started.append(pubsub))
+    embedded.ThreadWorker([queues.queue("webhooks")], connection=queues.redis()).work(burst=True)
+    assert started == []
+
+
 def test_invoices_stuck_lists_late_and_held_settlements(app, store):
     now = utcnow()
     late = factories.make_invoice(store, status="paid", swap_status="processing",
