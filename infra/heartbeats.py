@@ -29,6 +29,9 @@ from models.base import db
 log = logging.getLogger("tender.heartbeats")
 
 INTERVAL_SECONDS = 1.0
+# How long a renewed claim lasts unrenewed: five missed beats, so a living holder on a loaded
+# machine keeps its claims, and a dead one's lapse within seconds (delivery and mail claims).
+RENEWED_LEASE_SECONDS = 5
 
 
 class Beating:

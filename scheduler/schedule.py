@@ -14,7 +14,7 @@ from services.engine import exchange_rates
 JOB_TIMEOUT = 120
 OUTBOX_RELAY_SECONDS = 5
 IDEMPOTENCY_PURGE_SECONDS = 3600
-MAIL_SWEEP_SECONDS = 10          # mail whose nudge was lost, and retries come due (docs/email.md)
+MAIL_SWEEP_SECONDS = 5           # mail whose nudge was lost or whose worker died, and retries come due (docs/email.md)
 MAIL_NOTICES_SECONDS = 60        # an endpoint failing for an hour, a refund's funding about to expire
 
 

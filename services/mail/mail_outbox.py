@@ -2,15 +2,18 @@
 the caller's transaction; `send_due` (the `mail` queue's job) claims due rows, sends them, and
 records what the server answered.
 
-A mail is claimed with a lease longer than two of its exchanges (infra/claims.claim_due), so two
-workers never send it at once, and its attempt is counted by the claim itself: a worker killed
-mid-send leaves a row whose lease lapses and which the next run sends again, with the same
-bytes and `Message-ID`. That resend is the one duplicate possible (the server took the mail, the
-worker died before recording it): a receiving system drops it by its `Message-ID`.
+A mail is claimed with a lease (infra/claims.claim_due), so two workers never send it at once,
+and its attempt is counted by the claim itself. On PostgreSQL the lease is short and renewed every
+second while the run holds the mail (claims.keep_leased, infra/heartbeats.py), as polls and webhook
+deliveries are: a worker killed mid-send leaves a row whose lease lapses seconds later, and the next
+run sends it again, with the same bytes and `Message-ID`. That resend is the one duplicate possible
+(the server took the mail, the worker died before recording it): a receiving system drops it by its
+`Message-ID`. Where nothing renews (SQLite, one process) the lease is `MAIL_CLAIM_SECONDS`, more
+than twice an exchange's deadline, so it outlasts the exchange it covers.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 import datetime as dt
 from dataclasses import dataclass
 import logging
@@ -18,7 +21,7 @@ import time
 
 from core import email_addresses, ids
 from core.clock import utcnow
-from infra import claims, nudges
+from infra import claims, heartbeats, nudges
 from models.mail import Mail
 from services.mail import compose, smtp_sending
 
@@ -62,17 +65,24 @@ def queue_mail(kind: str, recipient: str, context: dict, *, dedupe_key: str, now
 
 @dataclass(frozen=True)
 class Sending:
-    """How this process sends: the SMTP server (None: to the log), the deadline, lease and retries."""
+    """How this process sends: the SMTP server (None: to the log), the deadline, lease and retries.
+    `lease_seconds` is the lease where nothing renews it; `renewed`: runs renew their claims
+    (heartbeats), so a claim lasts `claim_seconds`, a few seconds unrenewed."""
     smtp: object
     timeout_seconds: int
     lease_seconds: int
     retry_schedule: tuple[int, ...]
     tls_context: object = None          # tests trust their own certificate authority
+    renewed: bool = False
+
+    @property
+    def claim_seconds(self) -> int:
+        return min(self.lease_seconds, heartbeats.RENEWED_LEASE_SECONDS) if self.renewed else self.lease_seconds
 
     @classmethod
     def from_settings(cls, settings, **extra) -> "Sending":
         return cls(settings.smtp, settings.mail_timeout_seconds, settings.mail_claim_seconds,
-                   settings.mail_retry_schedule, **extra)
+                   settings.mail_retry_schedule, renewed=heartbeats.renewing(), **extra)
 
 
 @dataclass
@@ -85,20 +95,28 @@ class Counts:
 def send_due(sending: Sending, *, max_seconds: float = 20.0, clock=None) -> Counts:
     """Claim and send due mail, `SENDING_THREADS` at a time, until none is due or `max_seconds`
     have passed (a run then ends within one exchange's deadline of that). A claim takes no more
-    than the threads send at once, so every mail it holds is sent within one deadline, well inside
-    the lease (more than twice the deadline): no second worker can take a mail still being sent."""
+    than the threads send at once, so every mail it holds is sent within one deadline. The claim
+    is renewed until every answer is recorded (PostgreSQL), or else outlasts twice that deadline:
+    no second worker can take a mail still being sent."""
     clock = clock or utcnow
     counts, began = Counts(), time.monotonic()
     with ThreadPoolExecutor(SENDING_THREADS, thread_name_prefix="mail") as pool:
         while time.monotonic() - began < max_seconds:
-            token, rows = _claim(sending, now=clock(), limit=SENDING_THREADS)
+            claimed_at = clock()
+            token, rows = _claim(sending, now=claimed_at, limit=SENDING_THREADS)
             if not rows:
                 break
-            # Each answer is recorded as it comes: a quick mail's is not kept waiting on a slow one's
-            # deadline, which would widen the window where a dead worker's sent mail goes out again.
-            attempts = {pool.submit(_attempt, sending, row): row for row in rows}
-            for done in as_completed(attempts):
-                _record(sending, attempts[done], token, done.result(), now=clock(), counts=counts)
+            leased = claims.keep_leased(Mail, token, claimed_at=claimed_at, lease_seconds=sending.claim_seconds)
+            attempts = {}
+            try:
+                # Each answer is recorded as it comes: a quick mail's is not kept waiting on a slow one's
+                # deadline, which would widen the window where a dead worker's sent mail goes out again.
+                attempts = {pool.submit(_attempt, sending, row): row for row in rows}
+                for done in as_completed(attempts):
+                    _record(sending, attempts[done], token, done.result(), now=clock(), counts=counts)
+            finally:
+                wait(attempts)      # after an error too: no exchange goes on once its claim is not renewed
+                leased.stop()
             if len(rows) < SENDING_THREADS:
                 break
     return counts
@@ -106,7 +124,7 @@ def send_due(sending: Sending, *, max_seconds: float = 20.0, clock=None) -> Coun
 
 def _claim(sending: Sending, *, now: dt.datetime, limit: int) -> tuple[str, list]:
     due = (Mail.status == "pending") & (Mail.next_attempt_at <= now)
-    return claims.claim_due(Mail, due, order_by=[Mail.next_attempt_at], now=now, lease_seconds=sending.lease_seconds,
+    return claims.claim_due(Mail, due, order_by=[Mail.next_attempt_at], now=now, lease_seconds=sending.claim_seconds,
                             limit=limit, changes={"attempts": Mail.attempts + 1})
 
 

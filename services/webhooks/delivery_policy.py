@@ -22,7 +22,7 @@ STORE_SHARE_OF_NEW_EVENTS = 2   # with its new events' first attempts, at most 1
 # An attempt in flight for longer than this makes its store's receivers slow: the store is back
 # to its shared cap even while it is the only one with deliveries due.
 QUICK_ATTEMPT = dt.timedelta(seconds=1)
-RENEWED_CLAIM_SECONDS = 5       # five missed renewals: a living run on a loaded machine keeps its claims
+RENEWED_CLAIM_SECONDS = heartbeats.RENEWED_LEASE_SECONDS
 
 
 @dataclass(frozen=True)
