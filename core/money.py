@@ -99,3 +99,38 @@ def format_rate(value: Decimal | None) -> str | None:
     if digits < 4:
         exact = exact.quantize(Decimal(1).scaleb(exact.as_tuple().exponent - (4 - digits)))
     return format(exact, "f")
+
+
+def invoice_money_lines(invoice: dict, estimate: dict | None = None) -> list[tuple[str, str]]:
+    """(label, text) of an invoice's money, as the dashboard's invoice page and the merchant's
+    payment mail show it: the one place these are put in words. `invoice` is the API's shape (its
+    amounts already written in their minor units, the payout in the asset's, the rate with four
+    significant digits or more); `estimate`, a dry quote's terms (EstimateSchema) for an invoice
+    whose buyer has not committed yet. Facts not known yet are left out."""
+    currency, asset = invoice["currency"], invoice.get("output_asset")
+    lines = [("Amount", f"{invoice['amount']} {currency}")]
+    rate, committed = invoice.get("exchange_rate"), invoice.get("payout_amount") is not None
+    if rate:
+        lines.append(("Exchange rate", f"1 {rate['from']} = {rate['rate']} {rate['to']} "
+                                       f"(from {rate['source']}, fixed {rate['fixed_at']})"))
+    elif committed:
+        lines.append(("Exchange rate", "none: paid out at par"))
+    elif estimate is not None:
+        guess = estimate.get("exchange_rate")
+        lines.append(("Exchange rate", f"estimate: 1 {guess['from']} = {guess['rate']} {guess['to']} today "
+                                       f"(from {guess['source']}), fixed when the buyer commits" if guess
+                      else "estimate: at par"))
+    if committed:
+        lines.append(("Payout", f"{invoice['payout_amount']} {asset}"))
+    elif estimate is not None:
+        lines.append(("Payout", f"estimate: {estimate['payout_amount']} {asset}"))
+    fee_bps = invoice.get("fee_bps") if committed else (estimate or {}).get("fee_bps")
+    if fee_bps is not None:
+        fee = f"{invoice['fee_amount']} {currency} ({fee_bps} bps)" if committed and invoice.get("fee_amount") \
+            else f"{fee_bps} bps" if fee_bps else "none"
+        lines.append(("Fee", fee if committed else f"estimate: {fee}"))
+    for label, name in (("Paid", "paid_amount"), ("Received", "received_amount"),
+                        ("Difference", "difference_amount"), ("Refunded", "refunded_amount")):
+        if invoice.get(name) is not None:
+            lines.append((label, f"{invoice[name]} {currency}"))
+    return lines

@@ -11,19 +11,22 @@ from blueprints.dashboard import bp, sandbox
 from blueprints.dashboard.forms import filled, form_fields
 from blueprints.dashboard.session_state import note, requires
 from blueprints.requests import load
-from core import ids
+from core import ids, money
 from core.clock import utcnow
-from core.errors import BadRequest
+from core.errors import BadRequest, Unavailable
 from infra.pagination import PageRequest
-from schemas.invoices import InvoiceListQuerySchema, InvoiceSchema
+from schemas.invoices import InvoiceListQuerySchema, InvoiceSchema, InvoiceStatusPollSchema
+from schemas.payments import EstimateSchema
 from schemas.refunds import RefundCreateSchema, RefundListQuerySchema, RefundSchema
 from schemas.transactions import TransactionSchema
-from services.engine import invoice_states, invoices, polling, refunds, transactions
+from services.engine import invoice_states, invoices, payout_terms, polling, refunds, transactions
+from services.engine.payout_terms import Pricing
 from services.webhooks import outbox
 
 # The dashboard acts for the store as a standard key would: no installation's limits apply.
 ACTOR = SimpleNamespace(kind="dashboard", id=None)
 PAGE_SIZE = 25
+_SETTLED = InvoiceStatusPollSchema(only=("received_amount", "difference_amount"))
 INVOICE_FILTERS = ("status", "external_order_id", "payment_link_id", "created_after", "created_before",
                    "starting_after", "ending_before")
 
@@ -63,13 +66,27 @@ def invoice_page(invoice_id):
     events, deliveries = outbox.invoice_history(invoice)
     invoice_refunds = refunds.list_for_store(g.store, ACTOR, {"invoice_id": invoice.public_id},
                                              PageRequest(limit=100)).rows
+    shown = {**InvoiceSchema().dump(invoice), **_SETTLED.dump(invoice)}
+    estimate, no_rate = _estimate(invoice)
     return render_template(
-        "dashboard/invoice.html", invoice=InvoiceSchema().dump(invoice), events=events,
+        "dashboard/invoice.html", invoice=shown, money=money.invoice_money_lines(shown, estimate), no_rate=no_rate,
+        events=events,
         event_types={e.id: e.type for e in events}, deliveries=deliveries,
         transactions=TransactionSchema(many=True).dump(transactions.list_for_invoice(invoice)),
         refunds=RefundSchema(many=True).dump(invoice_refunds), sandbox=sandbox(),
         refundable=refunds.is_refundable_state(invoice) and refunds.refundable_amount(invoice) > 0,
         can_cancel=invoice_states.can_cancel(invoice))
+
+
+def _estimate(invoice) -> tuple[dict | None, bool]:
+    """Before the buyer commits: the terms at today's rate, as the checkout's dry quote shows them
+    (and whether there is no usable rate now). After, or once it takes no quote: none."""
+    if invoice.payout_amount is not None or not invoice_states.can_quote(invoice):
+        return None, False
+    try:
+        return EstimateSchema().dump(payout_terms.terms_for(invoice, g.store, Pricing.of(settings()), now=utcnow())), False
+    except Unavailable:
+        return None, True
 
 
 @bp.post("/invoices/<invoice_id>/cancel")

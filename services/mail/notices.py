@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from urllib.parse import urlsplit
 
+from core import money
 from core.clock import isoformat
 from models.invoices import Invoice
 from models.mail import Mail
@@ -67,7 +68,7 @@ def _invoice_facts(obj: dict) -> dict:
     return {"invoice_id": obj["id"], "amount": obj["amount"], "currency": obj["currency"],
             "paid_amount": obj.get("paid_amount"), "external_order_id": obj.get("external_order_id"),
             "transaction_hash": obj.get("transaction_hash"), "paid_at": obj.get("paid_at"),
-            "expires_at": obj.get("expires_at")}
+            "expires_at": obj.get("expires_at"), "money": money.invoice_money_lines(obj)}
 
 
 def _refund_facts(obj: dict) -> dict:

@@ -98,3 +98,18 @@ def test_a_code_that_is_not_a_currency_reads_widest_and_writes_two_decimals():
 ])
 def test_an_amount_parsed_elsewhere_is_checked_against_its_currency(currency, value, refused):
     assert (money.fiat_places_problem(value, currency) is not None) == refused
+
+
+def test_an_invoices_money_lines_leave_out_what_is_not_known_yet():
+    fresh = {"amount": "10.00", "currency": "USD", "output_asset": "usdc.near", "exchange_rate": None,
+             "payout_amount": None, "fee_bps": None, "fee_amount": None, "paid_amount": None}
+    assert money.invoice_money_lines(fresh) == [("Amount", "10.00 USD")]
+    estimate = {"estimate": True, "exchange_rate": None, "payout_amount": "10.00", "fee_bps": 0}
+    assert money.invoice_money_lines(fresh, estimate) == [
+        ("Amount", "10.00 USD"), ("Exchange rate", "estimate: at par"), ("Payout", "estimate: 10.00 usdc.near"),
+        ("Fee", "estimate: none")]
+    committed = {**fresh, "payout_amount": "10.00", "fee_bps": 0, "paid_amount": "10.05",
+                 "difference_amount": "0.00"}
+    assert money.invoice_money_lines(committed)[1:] == [
+        ("Exchange rate", "none: paid out at par"), ("Payout", "10.00 usdc.near"), ("Fee", "none"),
+        ("Paid", "10.05 USD"), ("Difference", "0.00 USD")]

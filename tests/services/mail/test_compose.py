@@ -21,6 +21,7 @@ def test_every_kind_escapes_every_value_and_keeps_headers_whole(kind):
         "paid_at", "expires_at", "refund_id", "asset", "amount_out", "refund_to", "failure_reason", "funding_amount",
         "funding_asset", "deposit_address", "deposit_memo", "funding_url", "endpoint_id", "endpoint_host",
         "failing_since", "last_error", "reason", "url", "role")}
+    values["money"] = [(HOSTILE, HOSTILE)]          # an invoice's money lines (core/money.invoice_money_lines)
     subject, text, html = compose.render(kind, values)
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "\n" not in subject and "\r" not in subject

@@ -70,6 +70,38 @@ def test_a_paid_invoice_mails_the_merchant_and_a_receipt_to_the_buyer_once(app, 
     assert "sk_live_" not in receipt.raw.decode() and "whsec_" not in to_ops.raw.decode()
 
 
+def test_the_payment_mail_shows_the_fixed_rate_and_the_fee_as_the_dashboard_does(app, client, auth, mailed, smtp,
+                                                                                 sending):
+    import dataclasses
+    from decimal import Decimal
+
+    from core import money
+    from services.engine import exchange_rates
+
+    settings = app.extensions["tender.settings"]
+    app.extensions["tender.settings"] = dataclasses.replace(settings, operator_fee_bps=100,
+                                                            operator_fee_account="tender-fees.near")
+    try:
+        with db.connection_context():
+            exchange_rates.set_sandbox_rate("EUR", Decimal("1.08"), now=utcnow())
+        invoice_id = client.post("/v1/invoices", json={"amount": "100.00", "currency": "EUR"}, headers=auth).json["id"]
+        assert client.post(f"/v1/public/invoices/{invoice_id}/quote", json={
+            "origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40, "dry": False}).status_code == 200
+        client.post(f"/v1/test_helpers/invoices/{invoice_id}/pay", json={}, headers=auth)
+        run_pipeline()
+    finally:
+        app.extensions["tender.settings"] = settings
+    send(sending)
+    invoice = client.get(f"/v1/invoices/{invoice_id}", headers=auth).json
+    text = " ".join(_text(smtp.to(OPS)[0]).split())
+    fixed_at = invoice["exchange_rate"]["fixed_at"]
+    for line in (f"Exchange rate: 1 EUR = 1.080 USD (from sandbox, fixed {fixed_at})", "Payout: 108.00 usdc.near",
+                 "Fee: 1.00 EUR (100 bps)", "Amount: 100.00 EUR"):
+        assert line in text, line
+    for label, shown in money.invoice_money_lines(invoice):   # the dashboard's lines, word for word
+        assert f"{label}: {shown}" in text
+
+
 def test_no_customer_email_no_receipt_and_a_kind_switched_off_is_not_sent(app, client, auth, mailed, smtp, sending):
     client.patch("/v1/store/notifications", json={"kinds": {"payment_received": False}}, headers=auth)
     _pay(client, auth)
