@@ -45,3 +45,12 @@ def unreachable_redis():
     import redis as redis_lib
 
     return redis_lib.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+
+
+@pytest.fixture
+def fee_of_100_bps(app, monkeypatch):
+    """The operator takes 100 bps of every payment (docs/operations.md#the-operators-fee)."""
+    import dataclasses
+
+    monkeypatch.setitem(app.extensions, "tender.settings", dataclasses.replace(
+        app.extensions["tender.settings"], operator_fee_bps=100, operator_fee_account="tender-fees.near"))

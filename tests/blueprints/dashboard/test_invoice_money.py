@@ -3,12 +3,9 @@ estimate before the buyer commits, then the fixed one with its source and time),
 operator's fee, what was received and the difference, each in its currency's minor units."""
 from __future__ import annotations
 
-import dataclasses
 from decimal import Decimal
 import html
 import re
-
-import pytest
 
 from core.clock import utcnow
 from models.base import db
@@ -17,15 +14,6 @@ from tests.payflow import run_pipeline
 
 BUYER = {"origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40}
 _FACT = re.compile(r"<dt>([^<]+)</dt><dd>([^<]*)</dd>")
-
-
-@pytest.fixture
-def fee_of_100_bps(app):
-    settings = app.extensions["tender.settings"]
-    app.extensions["tender.settings"] = dataclasses.replace(settings, operator_fee_bps=100,
-                                                            operator_fee_account="tender-fees.near")
-    yield
-    app.extensions["tender.settings"] = settings
 
 
 def _rate(currency, rate):

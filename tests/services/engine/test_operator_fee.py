@@ -1,7 +1,6 @@
 """The operator's fee (docs/operations.md#the-operators-fee): fixed at the commit, borne by the merchant,
 shown on the invoice, the statement and the exports, and applied by the sandbox as 1Click does."""
 import csv
-import dataclasses
 import datetime as dt
 from decimal import Decimal
 import io
@@ -19,15 +18,6 @@ from tests.support.statement_oracle import roll_up_checked_after_each_test
 
 roll_up_checked = pytest.fixture(autouse=True)(roll_up_checked_after_each_test)
 BUYER = {"origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40}
-
-
-@pytest.fixture
-def fee_of_100_bps(app):
-    settings = app.extensions["tender.settings"]
-    app.extensions["tender.settings"] = dataclasses.replace(settings, operator_fee_bps=100,
-                                                            operator_fee_account="tender-fees.near")
-    yield
-    app.extensions["tender.settings"] = settings
 
 
 def paid(client, auth, amount, currency="USD"):

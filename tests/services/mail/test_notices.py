@@ -71,26 +71,19 @@ def test_a_paid_invoice_mails_the_merchant_and_a_receipt_to_the_buyer_once(app, 
 
 
 def test_the_payment_mail_shows_the_fixed_rate_and_the_fee_as_the_dashboard_does(app, client, auth, mailed, smtp,
-                                                                                 sending):
-    import dataclasses
+                                                                                 sending, fee_of_100_bps):
     from decimal import Decimal
 
     from core import money
     from services.engine import exchange_rates
 
-    settings = app.extensions["tender.settings"]
-    app.extensions["tender.settings"] = dataclasses.replace(settings, operator_fee_bps=100,
-                                                            operator_fee_account="tender-fees.near")
-    try:
-        with db.connection_context():
-            exchange_rates.set_sandbox_rate("EUR", Decimal("1.08"), now=utcnow())
-        invoice_id = client.post("/v1/invoices", json={"amount": "100.00", "currency": "EUR"}, headers=auth).json["id"]
-        assert client.post(f"/v1/public/invoices/{invoice_id}/quote", json={
-            "origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40, "dry": False}).status_code == 200
-        client.post(f"/v1/test_helpers/invoices/{invoice_id}/pay", json={}, headers=auth)
-        run_pipeline()
-    finally:
-        app.extensions["tender.settings"] = settings
+    with db.connection_context():
+        exchange_rates.set_sandbox_rate("EUR", Decimal("1.08"), now=utcnow())
+    invoice_id = client.post("/v1/invoices", json={"amount": "100.00", "currency": "EUR"}, headers=auth).json["id"]
+    assert client.post(f"/v1/public/invoices/{invoice_id}/quote", json={
+        "origin_asset": "usdc.eth", "refund_to": "0x" + "b" * 40, "dry": False}).status_code == 200
+    client.post(f"/v1/test_helpers/invoices/{invoice_id}/pay", json={}, headers=auth)
+    run_pipeline()
     send(sending)
     invoice = client.get(f"/v1/invoices/{invoice_id}", headers=auth).json
     text = " ".join(_text(smtp.to(OPS)[0]).split())
