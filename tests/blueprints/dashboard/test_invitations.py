@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from core.clock import utcnow
 from models.base import db
 from models.people import AuditEntry, Invitation, Membership, User
@@ -136,7 +138,39 @@ def test_a_links_token_never_reaches_the_log(client, store, caplog):
     with db.connection_context():
         token = people.invite(store, "new@example.com", "viewer", now=utcnow())
     with caplog.at_level("INFO", logger="tender.request"):
-        client.get(f"/dashboard/invitations/{token}")
+        page = client.get(f"/dashboard/invitations/{token}")
         client.get(f"/dashboard/password-reset/{token}")
-    logged = " ".join(record.getMessage() + json.dumps(getattr(record, "fields", {})) for record in caplog.records)
-    assert "/dashboard/invitations/<token>" in logged and token not in logged
+        # Paths no route takes, or a method it does not: still a link's token.
+        assert client.get(f"/dashboard/invitations/{token}/").status_code == 404
+        assert client.put(f"/dashboard/invitations/{token}").status_code == 405
+        assert client.get(f"/dashboard/password-reset/{token}/x").status_code == 404
+    logged = [record.getMessage() + json.dumps(getattr(record, "fields", {})) for record in caplog.records]
+    assert len(logged) == 5 and "/dashboard/invitations/<token>" in logged[0]
+    assert not [line for line in logged if token in line]
+    # Nor does a page the link opens send it on in a Referer header.
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_two_acceptances_racing_spend_an_invitation_once(store, monkeypatch):
+    with db.connection_context():
+        token = people.invite(store, "race@example.com", "viewer", now=utcnow())
+        read_before = people.open_invitation(token, now=utcnow())
+        people.accept_invitation(token, password=PASSWORD, now=utcnow())
+        # The second request read the invitation before the first one spent it.
+        monkeypatch.setattr(people, "open_invitation", lambda *_args, **_kwargs: read_before)
+        with pytest.raises(people.LinkRefused):
+            people.accept_invitation(token, password=PASSWORD, now=utcnow())
+
+
+def test_two_resets_racing_spend_the_link_once(store, monkeypatch):
+    from tests.support.dashboard import make_member
+
+    make_member(store, "me@example.com", "owner")
+    with db.connection_context():
+        _user, token = people.start_reset("me@example.com", now=utcnow())
+        read_before = people.open_reset(token, now=utcnow())
+        people.finish_reset(token, "the first new password", now=utcnow())
+        monkeypatch.setattr(people, "open_reset", lambda *_args, **_kwargs: read_before)
+        with pytest.raises(people.LinkRefused):
+            people.finish_reset(token, "the second new password", now=utcnow())
+    assert people.verify_password(User.get(User.email == "me@example.com"), "the first new password")

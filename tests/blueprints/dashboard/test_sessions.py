@@ -70,6 +70,7 @@ def test_a_cookie_copied_before_sign_out_is_dead_after_it(app, client, owner):
     sign_in(client, owner.email)
     stolen = session_cookie(client).value
     assert post(client, "/dashboard/logout").status_code == 302
+    assert not queues.redis().exists("tender:dashboard:session:" + stolen)      # gone on the server
     thief = app.test_client()
     thief.set_cookie("tender_dashboard", stolen, path="/dashboard")
     assert thief.get("/dashboard/").status_code == 302
@@ -96,6 +97,19 @@ def test_the_account_is_locked_from_every_client_address(app, client, owner):
                                                   "csrf_token": csrf_token(other)},
                         environ_base={"REMOTE_ADDR": "10.0.1.1"})
     assert answer.status_code == 429
+
+
+def test_ten_failures_from_one_client_lock_that_client_out_of_every_account(app, client, store, owner):
+    for n in range(10):
+        make_member(store, f"member{n}@example.com", "viewer")
+        assert sign_in(client, f"member{n}@example.com", "not the password").status_code == 401
+    answer = sign_in(client, owner.email)            # an account this client never failed on
+    assert answer.status_code == 429 and client.get("/dashboard/").status_code == 302
+    assert "do not match an account, or there were too many tries" in answer.get_data(as_text=True)
+    elsewhere = app.test_client()
+    assert elsewhere.post("/dashboard/login", data={"email": owner.email, "password": PASSWORD,
+                                                    "csrf_token": csrf_token(elsewhere)},
+                          environ_base={"REMOTE_ADDR": "10.0.2.1"}).status_code == 302
 
 
 def test_a_session_ends_after_twelve_hours_however_busy(client, owner, monkeypatch):
