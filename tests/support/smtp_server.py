@@ -1,6 +1,7 @@
-"""A real SMTP server in the test process (aiosmtpd): STARTTLS with a certificate of the tests' own
-CA (trustme), AUTH required over TLS, and a script of answers per recipient, so a test makes it
-answer 421, 550, drop the connection or stall, the ways real servers do."""
+"""A real SMTP server in the test process (aiosmtpd): STARTTLS, or implicit TLS (`smtps://`, TLS from
+the first byte), with a certificate of the tests' own CA (trustme), AUTH required over TLS, and a
+script of answers per recipient, so a test makes it answer 421, 550, drop the connection or stall,
+the ways real servers do."""
 from __future__ import annotations
 
 import asyncio
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 import ssl
 import threading
+import warnings
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
@@ -70,26 +72,43 @@ class _Handler:
 
 
 def _authenticate(server, session, envelope, mechanism, auth_data):
+    # Over TLS only, STARTTLS or implicit (aiosmtpd's own check knows STARTTLS alone).
+    encrypted = server.transport.get_extra_info("ssl_object") is not None
     ok = getattr(auth_data, "login", None) == USERNAME.encode() and auth_data.password == PASSWORD.encode()
-    return AuthResult(success=ok)
+    return AuthResult(success=ok and encrypted)
+
+
+class _Controller(Controller):
+    def factory(self):
+        # With implicit TLS, aiosmtpd warns that AUTH does not require TLS: _authenticate requires it.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Requiring AUTH while not requiring TLS")
+            return super().factory()
 
 
 class SmtpServer:
-    """Started by `start()`, stopped by `stop()`; `url` is the SMTP_URL that reaches it."""
+    """Started by `start()`, stopped by `stop()`; `url` is the SMTP_URL that reaches it. With
+    `implicit_tls` it speaks TLS from the first byte (smtps://) and offers no STARTTLS."""
 
-    def __init__(self, tls_context: ssl.SSLContext, *, script: Script | None = None):
+    def __init__(self, tls_context: ssl.SSLContext, *, script: Script | None = None, implicit_tls: bool = False):
         self.port = free_port()
         self.script = script or Script()
+        self.implicit_tls = implicit_tls
         self.lock = threading.Lock()
         self.received: list[Received] = []
         self.attempts: list[str] = []
-        self.controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port, tls_context=tls_context,
-                                     require_starttls=True, authenticator=_authenticate, auth_required=True,
-                                     server_hostname="localhost", ready_timeout=10)
+        if implicit_tls:
+            # aiosmtpd's auth_require_tls counts STARTTLS only: _authenticate checks the socket instead.
+            tls = dict(ssl_context=tls_context, auth_require_tls=False)
+        else:
+            tls = dict(tls_context=tls_context, require_starttls=True)
+        self.controller = _Controller(_Handler(self), hostname="127.0.0.1", port=self.port, authenticator=_authenticate,
+                                      auth_required=True, server_hostname="localhost", ready_timeout=10, **tls)
 
     @property
     def url(self) -> str:
-        return f"smtp://{USERNAME}:{PASSWORD}@localhost:{self.port}"
+        scheme = "smtps" if self.implicit_tls else "smtp"
+        return f"{scheme}://{USERNAME}:{PASSWORD}@localhost:{self.port}"
 
     def start(self) -> "SmtpServer":
         self.controller.start()
