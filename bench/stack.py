@@ -33,10 +33,12 @@ def database_url(default_name: str = "tender_bench") -> str:
 
 
 def reset_database(url: str) -> None:
-    """A fresh, migrated schema in the scratch database (created if missing)."""
-    from tests.conftest import _create_postgres_database
+    """A fresh, migrated schema in the scratch database: a PostgreSQL one is created if missing and
+    emptied; a SQLite one is a new file (the embedded default)."""
+    if url.startswith("postgres"):
+        from tests.conftest import _create_postgres_database
 
-    _create_postgres_database(url)        # creates it if missing, empties its schema
+        _create_postgres_database(url)
     subprocess.run([str(BIN / "flask"), "--app", "wsgi", "db", "upgrade"], cwd=ROOT, env=env(url), check=True,
                    capture_output=True)
 

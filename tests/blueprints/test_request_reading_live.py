@@ -4,24 +4,21 @@ body), and one client may have only ARRIVING_REQUESTS_PER_CLIENT requests arrivi
 gunicorn (gunicorn.conf.py, one process of four threads) over sockets: 50 slow clients are connected
 and sending while /health and an invoice create from another address are answered;
 blueprints/request_reading.py, arriving_requests.py."""
-import json
 import re
 import select
 import socket
-import threading
-import time
 
 import pytest
 
 from tests import factories
 from tests.support.processes import gunicorn_on
-from tests.support.raw_http import post_head, read_answer
+from tests.support.raw_http import post_head
+from tests.support.slow_clients import SLOW_HEAD, Trickler, answer, connect
 
 HEADER_SECONDS = 6          # long enough for /health and a create on a loaded machine, short for CI
 PER_CLIENT = 2
 BODY_SECONDS = 4          # the same, for bodies
 ANSWER_WAIT_SECONDS = 20    # how long a client here waits for any answer before the test fails
-SLOW_HEAD = b"POST /v1/invoices HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +30,7 @@ def live_web(app, test_env, tmp_path_factory):
 
 
 def _connect(port: int, address: str) -> socket.socket:
-    sock = socket.socket()
-    sock.bind((address, 0))         # all of 127/8 is this machine: each address is another client
-    sock.settimeout(ANSWER_WAIT_SECONDS)
-    sock.connect(("127.0.0.1", port))
-    return sock
-
-
-def _answer(sock: socket.socket) -> tuple[bytes, dict]:
-    head, _, body = read_answer(sock).partition(b"\r\n\r\n")
-    return head, json.loads(body)
+    return connect(port, address, timeout=ANSWER_WAIT_SECONDS)
 
 
 def _unanswered_and_open(sock: socket.socket) -> bool:
@@ -59,43 +47,16 @@ def _closed(sock: socket.socket) -> bool:
         return True
 
 
-class _Trickler:
-    """Sends one more header line to each slow client every half second, for at most 30 s."""
-
-    def __init__(self, sockets):
-        self.sockets, self.stop = sockets, threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        deadline = time.monotonic() + 30
-        line = 0
-        while not self.stop.wait(0.5) and time.monotonic() < deadline:
-            line += 1
-            for sock in self.sockets:
-                try:
-                    sock.sendall(f"X-Slow-{line}: still coming\r\n".encode())
-                except OSError:
-                    pass            # answered and closed: what the test expects
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-
 def _served_quickly(port: int, store) -> None:
     """/health and an invoice create, from a client of its own, each answered."""
     with _connect(port, "127.0.0.1") as sock:
         sock.settimeout(HEADER_SECONDS / 2)       # on gunicorn's own worker this waits on the slow clients
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        head, health = _answer(sock)
+        head, health = answer(sock)
         assert head.startswith(b"HTTP/1.1 200"), head
         body = b'{"amount": "5.00", "currency": "USD"}'
         sock.sendall(post_head("/v1/invoices", factories.make_key(store), Content_Length=len(body)) + body)
-        head, created = _answer(sock)
+        head, created = answer(sock)
         assert head.startswith(b"HTTP/1.1 201"), created
 
 
@@ -103,7 +64,7 @@ def test_fifty_slow_clients_hold_no_thread_and_get_408(live_web, store):
     crowd = [_connect(live_web, f"127.0.1.{n}") for n in range(1, 40)]         # one each: under the bound
     kept_alive = _connect(live_web, "127.0.2.1")       # a fast request first, then a slow one on the same connection
     kept_alive.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    assert _answer(kept_alive)[0].startswith(b"HTTP/1.1 200")
+    assert answer(kept_alive)[0].startswith(b"HTTP/1.1 200")
     one_client = [_connect(live_web, "127.0.0.2") for _ in range(10)]           # over its bound of 2
     slow = crowd + [kept_alive] + one_client
     assert len(slow) == 50
@@ -111,15 +72,15 @@ def test_fifty_slow_clients_hold_no_thread_and_get_408(live_web, store):
     try:
         for sock in admitted:
             sock.sendall(SLOW_HEAD)
-        with _Trickler(admitted):
+        with Trickler(admitted, every=0.5, for_at_most=30):
             for sock in refused:                       # answered at once, not at the deadline
-                head, body = _answer(sock)
+                head, body = answer(sock)
                 assert head.startswith(b"HTTP/1.1 429 Too Many Requests"), head
                 assert body["error"]["code"] == "rate_limited"
             _served_quickly(live_web, store)
             assert all(_unanswered_and_open(sock) for sock in admitted)    # still connected and sending
             for sock in admitted:
-                head, body = _answer(sock)
+                head, body = answer(sock)
                 assert head.startswith(b"HTTP/1.1 408 Request Timeout"), head
                 assert b"Connection: close" in head and b"X-Frame-Options: DENY" in head, head
                 assert (body["error"]["type"], body["error"]["code"]) == ("invalid_request", "request_timeout")
@@ -147,7 +108,7 @@ def test_slow_bodies_hold_no_thread_and_get_408(live_web, store):
         for sock in stalled[2::len(starts)]:         # told to go on by the event loop, not by a thread
             assert _answer_head(sock).startswith(b"HTTP/1.1 100 Continue")
         with _connect(live_web, "127.0.0.3") as one_more:
-            head, _ = _answer(one_more)
+            head, _ = answer(one_more)
         assert head.startswith(b"HTTP/1.1 429"), head
         too_large = [_connect(live_web, f"127.0.4.{n}") for n in range(1, 5)]
         stalled += too_large
@@ -156,7 +117,7 @@ def test_slow_bodies_hold_no_thread_and_get_408(live_web, store):
         _served_quickly(live_web, store)
         assert all(_unanswered_and_open(sock) for sock in stalled)
         for sock in stalled:
-            head, body = _answer(sock)
+            head, body = answer(sock)
             if sock in too_large:
                 assert head.startswith(b"HTTP/1.1 413") and b"Connection: close" in head, head
                 continue
@@ -197,5 +158,5 @@ def test_pipelined_requests_are_each_answered_in_order(live_web, store):
 def test_a_body_over_the_limit_after_expect_100_continue_is_refused_at_once(live_web, store):
     with _connect(live_web, "127.0.0.5") as sock:
         sock.sendall(post_head("/v1/invoices", factories.make_key(store), Content_Length=10**9, Expect="100-continue"))
-        head, body = _answer(sock)
+        head, body = answer(sock)
     assert head.startswith(b"HTTP/1.1 413") and body["error"]["code"] == "request_too_large", head
