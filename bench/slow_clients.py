@@ -127,8 +127,11 @@ def slow_clients(port: int, args):
     try:
         for address in addresses:
             sockets.append(connect(port, address, timeout=ANSWER_WAIT_SECONDS))
-            sockets[-1].sendall(SLOW_HEAD)
-        crowd = Trickler(sockets, every=args.line_every, for_at_most=600, replace_answered=True)
+            try:
+                sockets[-1].sendall(SLOW_HEAD)
+            except OSError:
+                pass            # refused (429) already: the Trickler reads that and connects again
+        crowd = Trickler(sockets, every=args.line_every, for_at_most=600, reconnect_to=port)
         with crowd:
             yield crowd
     finally:

@@ -34,20 +34,20 @@ class Trickler:
     """Sends one more header line to each of `sockets` every `every` seconds, from a thread of its
     own, for at most `for_at_most` seconds.
 
-    With `replace_answered`, a connection the server answered (its 408 at the head's deadline, a 429
+    With `reconnect_to` (the server's port), a connection the server answered (its 408 at the head's deadline, a 429
     over the per-client bound) or closed is read, counted in `answers` by status, and replaced by a
     new one from the same address sending SLOW_HEAD, as an attacker keeping connections open
     would: at once after a 408, but not sooner than `every` seconds after that slot last connected,
     so that refused clients retry slowly instead of flooding."""
 
     def __init__(self, sockets: list[socket.socket], *, every: float = 0.5, for_at_most: float = 30,
-                 replace_answered: bool = False):
+                 reconnect_to: int | None = None):
         self.sockets, self.every, self.for_at_most = list(sockets), every, for_at_most
-        self.replace_answered = replace_answered
+        self.reconnect_to = reconnect_to
         self.answers: Counter[str] = Counter()
         self.waiting: dict[socket.socket, float] = {}        # answered and closed: may reconnect from then
         self.opened = {sock: time.monotonic() for sock in self.sockets}
-        self.origin = {sock: (sock.getsockname()[0], sock.getpeername()[1], sock.gettimeout()) for sock in self.sockets}
+        self.origin = {sock: sock.getsockname()[0] for sock in self.sockets}    # (a socket refused and reset has no peer to ask)
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -65,7 +65,7 @@ class Trickler:
                 line += 1
                 next_line += self.every
                 self._send(f"X-Slow-{line}: still coming\r\n".encode())
-            if self.replace_answered:
+            if self.reconnect_to:
                 self._replace(timeout=min(0.1, max(0.0, next_line - time.monotonic())))
             else:
                 self.stop.wait(max(0.0, next_line - time.monotonic()))
@@ -97,10 +97,9 @@ class Trickler:
         return head.split(b" ", 2)[1].decode() if head.startswith(b"HTTP/") else "closed"
 
     def _reconnect(self, old: socket.socket) -> None:
-        address, port, timeout = self.origin[old]
         old.close()
         try:
-            new = connect(port, address, timeout=timeout)
+            new = connect(self.reconnect_to, self.origin[old], timeout=old.gettimeout())
             new.sendall(SLOW_HEAD)
         except OSError:
             self.answers["could not connect"] += 1
