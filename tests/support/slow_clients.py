@@ -34,11 +34,11 @@ class Trickler:
     """Sends one more header line to each of `sockets` every `every` seconds, from a thread of its
     own, for at most `for_at_most` seconds.
 
-    With `reconnect_to` (the server's port), a connection the server answered (its 408 at the head's deadline, a 429
-    over the per-client bound) or closed is read, counted in `answers` by status, and replaced by a
-    new one from the same address sending SLOW_HEAD, as an attacker keeping connections open
-    would: at once after a 408, but not sooner than `every` seconds after that slot last connected,
-    so that refused clients retry slowly instead of flooding."""
+    With `reconnect_to` (the server's port), a connection the server answered (its 408 at the
+    head's deadline, a 429 over the per-client bound) or closed is read, counted in `answers` by
+    status, and replaced by a new one from the same address sending SLOW_HEAD, as an attacker
+    keeping connections open would: at once after a 408, but not sooner than `every` seconds after
+    that slot last connected, so that refused clients retry slowly instead of flooding."""
 
     def __init__(self, sockets: list[socket.socket], *, every: float = 0.5, for_at_most: float = 30,
                  reconnect_to: int | None = None):
@@ -47,7 +47,8 @@ class Trickler:
         self.answers: Counter[str] = Counter()
         self.waiting: dict[socket.socket, float] = {}        # answered and closed: may reconnect from then
         self.opened = {sock: time.monotonic() for sock in self.sockets}
-        self.origin = {sock: sock.getsockname()[0] for sock in self.sockets}    # (a socket refused and reset has no peer to ask)
+        # Each one's own address: a socket refused and reset already has no peer to ask.
+        self.origin = {sock: sock.getsockname()[0] for sock in self.sockets}
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
