@@ -136,8 +136,12 @@ def _refund_reminder(refund: Refund, *, now: dt.datetime) -> int:
     recipients = store_notifications.recipients_for(refund.store_id, "refund_funding_reminder")
     if not recipients:
         return 0
-    context = {"store_name": Store.get_by_id(refund.store_id).name,
-               **_refund_facts(RefundSchema().dump(refund))}
+    context = reminder_context(Store.get_by_id(refund.store_id).name, RefundSchema().dump(refund))
     return sum(queue_mail("refund_funding_reminder", address, context, audience="merchant", store_id=refund.store_id,
                           now=now, dedupe_key=f"refund_funding_reminder:{refund.public_id}:{address}")
                for address in recipients)
+
+
+def reminder_context(store_name: str, refund: dict) -> dict:
+    """What a funding reminder says of `refund` (its API shape); the browser tests render one so."""
+    return {"store_name": store_name, **_refund_facts(refund)}

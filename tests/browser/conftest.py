@@ -62,18 +62,22 @@ class Server:
 
     def one(self, statement: str, params: tuple):
         """The first column of the first row a query of the server's own database answers."""
+        return self.rows(statement, params)[0][0]
+
+    def rows(self, statement: str, params: tuple) -> list[tuple]:
+        """Every row a query of the server's own database answers."""
         if self.database_url.startswith("sqlite"):
             import sqlite3
 
             with sqlite3.connect(self.database_url.removeprefix("sqlite:///")) as conn:
-                return conn.execute(statement, params).fetchone()[0]
+                return conn.execute(statement, params).fetchall()
         import psycopg2
 
         conn = psycopg2.connect(self.database_url)
         try:
             with conn.cursor() as cursor:
                 cursor.execute(statement.replace("?", "%s"), params)
-                return cursor.fetchone()[0]
+                return cursor.fetchall()
         finally:
             conn.close()
 
