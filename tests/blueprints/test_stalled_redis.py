@@ -1,10 +1,9 @@
 """A stalled Redis (it accepts connections and never answers) costs a request at most one short
 timeout per breaker interval (docs/operations.md#redis): limits fail open, nudges and counters are
-skipped, and the request answers within 0.5 s plus its own work."""
+skipped. Counted in waits (connections the stalled server took), not in seconds: the times of a
+loaded test machine vary by more than the 0.25 s timeout."""
 import socket
-import statistics
 import threading
-import time
 
 import pytest
 
@@ -13,7 +12,8 @@ from infra import queues, redis_breaker
 
 @pytest.fixture
 def stalled_redis(monkeypatch):
-    """A real client of infra.queues pointed at a local server that accepts and never replies."""
+    """A real client of infra.queues pointed at a local server that accepts and never replies;
+    yields a function that stops the server and says how many connections it took."""
     server = socket.create_server(("127.0.0.1", 0))
     held, stop = [], threading.Event()
 
@@ -25,11 +25,21 @@ def stalled_redis(monkeypatch):
             except OSError:
                 continue
 
+    def connections_taken() -> int:
+        stop.set()
+        thread.join(5)
+        server.setblocking(False)
+        while True:                                  # and those still waiting to be accepted
+            try:
+                held.append(server.accept()[0])
+            except BlockingIOError:
+                return len(held)
+
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     monkeypatch.setitem(queues._state, "redis", queues.redis())         # restored afterwards
     queues.connect(f"redis://127.0.0.1:{server.getsockname()[1]}/0")    # the client every process builds
-    yield
+    yield connections_taken
     stop.set()
     thread.join(5)
     for conn in held:
@@ -37,17 +47,12 @@ def stalled_redis(monkeypatch):
     server.close()
 
 
-def _create_timed(client, auth) -> float:
-    began = time.monotonic()
-    response = client.post("/v1/invoices", json={"amount": "5.00"}, headers=auth)
-    assert response.status_code == 201, response.json
-    return time.monotonic() - began
-
-
-def test_requests_answer_within_half_a_second_plus_their_work(client, auth, request):
-    own_work = statistics.median(_create_timed(client, auth) for _ in range(5))      # Redis healthy
-    request.getfixturevalue("stalled_redis")
-    stalled = [_create_timed(client, auth) for _ in range(10)]
-    assert max(stalled) < own_work + 0.5, (own_work, stalled)
-    assert sum(stalled) < 10 * own_work + 0.5 + 1.0      # one timeout for the breaker interval, not one per request
-    assert redis_breaker.breaker_of(queues.redis()).is_open
+def test_a_stalled_redis_costs_one_short_wait_per_breaker_interval_not_one_per_request(client, auth, stalled_redis):
+    breaker = redis_breaker.breaker_of(queues.redis())
+    breaker.open_seconds = 60          # the ten requests fall in one interval, however slow the machine
+    statuses = [client.post("/v1/invoices", json={"amount": "5.00"}, headers=auth).status_code for _ in range(10)]
+    assert statuses == [201] * 10      # rate limits fail open; nudges and counters are skipped
+    assert breaker.is_open
+    assert stalled_redis() == 1        # the first request's first call waited; every later call failed at once
+    # ... and that one wait was the short one.
+    assert queues.redis().connection_pool.connection_kwargs["socket_timeout"] == redis_breaker.SOCKET_TIMEOUT_SECONDS
