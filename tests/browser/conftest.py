@@ -222,11 +222,14 @@ class Pages:
         controls = page.evaluate(CONTROLS_JS)
         page.evaluate("document.activeElement && document.activeElement.blur()")
         reached = []
-        for _ in range(len(controls) + 2):
+        # A date field takes one Tab per part (day, month, year): a bounded number of presses more.
+        for _ in range(3 * len(controls) + 2):
             page.keyboard.press("Tab")
             reached.append(page.evaluate(
                 "(el => el === document.body ? null : el.id || el.getAttribute('aria-label') || el.textContent.trim())"
                 "(document.activeElement)"))
+            if set(controls) <= set(reached):
+                break
         missing = [control for control in controls if control not in reached]
         assert not missing, f"{state}: not reachable with Tab: {missing} (reached {reached})"
         return reached
