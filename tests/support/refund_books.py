@@ -51,7 +51,8 @@ def assert_refund_books_agree(client, auth, invoice_id: str) -> Decimal:
     assert _money(invoice["refunded_amount"]) == total
     exported = [row for row in _csv(client, auth, "invoices") if row["id"] == invoice_id]
     assert len(exported) == 1 and _money(exported[0]["refunded_amount"]) == total
-    assert total == _statement_refunded(client, auth, invoice["currency"]) - _others(client, auth, invoice_id)
+    assert total == (_statement_refunded(client, auth, invoice["currency"])
+                     - _others(client, auth, invoice_id, invoice["currency"]))
     return total
 
 
@@ -62,7 +63,9 @@ def _statement_refunded(client, auth, currency: str) -> Decimal:
     return sum((_money(row["refunded"]) for row in response.json["data"] if row["currency"] == currency), Decimal(0))
 
 
-def _others(client, auth, invoice_id: str) -> Decimal:
-    """What the store's other invoices' merchant refunds delivered (the statement sums the store)."""
+def _others(client, auth, invoice_id: str, currency: str) -> Decimal:
+    """What the store's other invoices in `currency` had delivered by merchant refunds (the statement
+    sums the store, a line per currency)."""
     return sum((_money(t["refund_amount"]) for t in _csv(client, auth, "transactions")
-                if t["type"] == "refund" and t["invoice_id"] != invoice_id and t["refund_id"]), Decimal(0))
+                if t["type"] == "refund" and t["invoice_id"] != invoice_id and t["refund_id"]
+                and t["invoice_currency"] == currency), Decimal(0))

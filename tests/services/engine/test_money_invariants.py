@@ -5,7 +5,7 @@ up to what was paid, within one minor unit, and never in the merchant's or opera
 import dataclasses
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
-from hypothesis import HealthCheck, given, settings as hyp_settings, strategies as st
+from hypothesis import HealthCheck, given, note, settings as hyp_settings, strategies as st
 import pytest
 
 from core import money
@@ -17,7 +17,8 @@ from models.transactions import Transaction
 from services.accounts import stores
 from services.engine import exchange_rates
 from services.engine.payout_terms import PAYOUT_UNIT
-from tests.payflow import run_pipeline
+from tests.payflow import poll_until_quiet, run_pipeline
+from tests.support.refund_books import assert_refund_books_agree
 from tests.support.statement_oracle import roll_up_checked_after_each_test
 
 roll_up_checked = pytest.fixture(autouse=True)(roll_up_checked_after_each_test)
@@ -53,9 +54,10 @@ def _within_one_minor_unit(left: Decimal, right: Decimal, currency: str) -> bool
     return abs(left - right) <= money.minor_unit(currency)
 
 
-@hyp_settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hyp_settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=payments())
 def test_payout_fee_and_refunds_add_up_to_what_was_paid(client, auth, store, fee_account, case):
+    note(repr(case))                # the fixtures' reprs are blank: say which case failed
     currency, amount = case["currency"], case["amount"]
     unit = money.minor_unit(currency)
     with db.connection_context():
@@ -108,8 +110,27 @@ def _merchant_refund_is_funded_at_the_fixed_rate(client, auth, invoice_id, recei
     refund = client.post(f"/v1/invoices/{invoice_id}/refunds",
                          json={"amount": money.format_fiat(share, currency)}, headers=auth)
     assert refund.status_code == 201, refund.json
-    assert abs(Decimal(refund.json["funding"]["amount"]) - share * rate) <= PAYOUT_UNIT / 2
+    funding = Decimal(refund.json["funding"]["amount"])
+    assert abs(funding - share * rate) <= PAYOUT_UNIT / 2
     rest = received - share + money.minor_unit(currency)                      # one unit more than is left
     over = client.post(f"/v1/invoices/{invoice_id}/refunds",
                        json={"amount": money.format_fiat(rest, currency)}, headers=auth)
     assert over.status_code == 400 and over.json["error"]["code"] == "refund_exceeds_refundable"
+    _the_refund_reaches_the_buyer_and_every_book_agrees(client, auth, invoice_id, refund.json["id"], share, funding)
+
+
+def _the_refund_reaches_the_buyer_and_every_book_agrees(client, auth, invoice_id, refund_id, share, funding):
+    """The merchant funds the refund; the buyer gets it, and what went out never exceeds what came in."""
+    funded = client.post(f"/v1/test_helpers/refunds/{refund_id}/fund", json={}, headers=auth)
+    assert funded.status_code == 202, funded.json
+    poll_until_quiet("refunds", rounds=4)         # a funding's whole story is at most three sandbox reads
+    refund = client.get(f"/v1/refunds/{refund_id}", headers=auth).json
+    assert refund["status"] == "succeeded", refund
+    assert assert_refund_books_agree(client, auth, invoice_id) == share        # the buyer got the share, in every book
+    with db.connection_context():
+        sent = [txn.amount for txn in Transaction.select().join(Invoice)
+                .where((Invoice.public_id == invoice_id) & (Transaction.type == "refund")
+                       & Transaction.refund.is_null(False))]
+    # One delivery, of at most what the merchant sent (the swap to the buyer's asset costs its slippage).
+    assert len(sent) == 1 and 0 < sent[0] <= funding, (sent, funding)
+    assert Decimal(refund["amount_out"]) == sent[0]
