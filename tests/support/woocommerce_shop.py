@@ -43,6 +43,16 @@ class StandinShop:
     def order_screen(self, admin, order_id: int) -> None:
         admin.goto(f"{self.site.url}/wp-admin/admin.php?page=wc-orders&id={order_id}")
 
+    def pay_again(self, buyer, order_id: int) -> str | None:
+        """The buyer's "Pay for this order" of an unpaid order, Tender chosen: the address the shop
+        sent the buyer to, or None when it refused (and stayed on its own page)."""
+        answer = requests.post(f"{self.site.url}/?tender-standin=order-pay&order={order_id}", allow_redirects=False,
+                               timeout=30)
+        if answer.status_code == 302:
+            return answer.headers["Location"]
+        assert answer.status_code == 400 and "Location" not in answer.headers, (answer.status_code, answer.text)
+        return None
+
     def expect_status(self, admin, status: str) -> None:
         expect(admin.locator("#order-status")).to_have_text(status)
 
@@ -125,6 +135,22 @@ class RealShop(StandinShop):
         path = (f"admin.php?page=wc-orders&action=edit&id={order_id}" if self.site.shop.get("hpos")
                 else f"post.php?post={order_id}&action=edit")
         admin.goto(f"{self.site.url}/wp-admin/{path}")
+
+    def pay_again(self, buyer, order_id: int) -> str | None:
+        """WooCommerce's order-pay page, as the buyer opens it from the order's link (confirming the
+        billing email when WooCommerce asks for it: the order is older than its grace period)."""
+        buyer.goto(self.site.cli("pay-url", str(order_id))["url"])
+        if buyer.locator("form.woocommerce-verify-email").count():
+            buyer.fill("form.woocommerce-verify-email #email", BILLING["email"])
+            with buyer.expect_navigation():
+                buyer.click("form.woocommerce-verify-email button[name=verify]")
+        buyer.check("#payment_method_tender", force=True)
+        with buyer.expect_navigation(wait_until="commit"):
+            buyer.click("#place_order")
+        if buyer.url.startswith(self.site.url):
+            expect(self.checkout_error(buyer)).to_be_visible()
+            return None
+        return buyer.url
 
     def expect_status(self, admin, status: str) -> None:
         expect(admin.locator("#order_status")).to_have_value(f"wc-{status}", timeout=15_000)

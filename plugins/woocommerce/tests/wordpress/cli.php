@@ -120,6 +120,9 @@ switch ( $command ) {
 		}
 		$out = array( 'edited' => (int) $args[0] );
 		break;
+	case 'pay-url':     // the buyer's "Pay for this order" address of an unpaid order
+		$out = array( 'url' => wc_get_order( (int) $args[0] )->get_checkout_payment_url() );
+		break;
 	case 'next-scheduled':
 		$out = array( 'at' => wp_next_scheduled( $args[0] ) );
 		break;
