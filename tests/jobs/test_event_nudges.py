@@ -1,5 +1,9 @@
 """Every path that writes an event nudges its fan-out once the transaction commits, and with a
-real worker on the `webhooks` queue the receiver has the event within a second (docs/webhooks.md)."""
+real worker on the `webhooks` queue the receiver has the event at once (docs/webhooks.md).
+
+No scheduler runs here, so no sweep would ever fan an event out: an event reaches the receiver only
+if its commit nudged the worker. The wait is therefore a generous bound, not a latency goal (a
+loaded CI machine once took over a second); latency is measured in bench/webhooks.py."""
 import datetime as dt
 import threading
 
@@ -21,7 +25,7 @@ from tests.support.polling import wait_for
 from tests.support.receiver import Receiver
 from tests.services.webhooks.test_delivery import make_endpoint
 
-DELIVERY_STARTS_WITHIN = 1.0       # seconds from the commit to the receiver, with Redis up
+DELIVERY_STARTS_WITHIN = 30.0      # seconds: a bound for a loaded machine; without a nudge it never arrives
 
 
 @pytest.fixture
