@@ -121,8 +121,10 @@ def require_wrk() -> None:
                          "apt-get install wrk (Debian, Ubuntu), then run it again")
 
 
-def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: str | None = None) -> dict:
-    """Run wrk; return requests/s, p50/p99 latency in ms and the count of non-2xx answers."""
+def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: str | None = None,
+        headers: dict | None = None) -> dict:
+    """Run wrk; return requests/s, p50/p99 latency in ms and the count of non-2xx answers.
+    `headers` go on every GET (a dashboard page's session cookie)."""
     require_wrk()
     argv = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", url]
     if body is not None:
@@ -131,6 +133,8 @@ def wrk(url: str, *, seconds: int, connections: int, api_key: str = "", body: st
         argv[1:1] = ["-s", str(script)]
     elif api_key:
         argv[1:1] = ["-H", f"Authorization: Bearer {api_key}"]
+    for name, value in (headers or {}).items():
+        argv[1:1] = ["-H", f"{name}: {value}"]
     run = subprocess.run(argv, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"wrk exited {run.returncode}: {run.stderr.strip() or run.stdout.strip()}")
@@ -179,6 +183,20 @@ def sql(url: str, query: str, *params):
         with connection, connection.cursor() as cursor:
             cursor.execute(query, params)
             return cursor.fetchall() if cursor.description else cursor.rowcount
+    finally:
+        connection.close()
+
+
+def vacuum_analyze(url: str) -> None:
+    """VACUUM ANALYZE (outside a transaction): fresh statistics, and a visibility map that lets
+    index-only scans skip the heap, as autovacuum leaves a table that was bulk-loaded."""
+    import psycopg2
+
+    connection = psycopg2.connect(url)
+    try:
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
     finally:
         connection.close()
 

@@ -63,4 +63,4 @@ class AuditEntry(BaseModel):
 
     class Meta:
         table_name = "audit_entry"
-        indexes = ((("store", "created_at"), False),)
+        indexes = ((("store", "created_at"), False), (("store", "id"), False))    # the second: 0021

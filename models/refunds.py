@@ -56,4 +56,4 @@ class Refund(BaseModel):
     updated_at = pw.DateTimeField()
 
     class Meta:
-        indexes = ((("store", "created_at"), False),)
+        indexes = ((("store", "created_at", "id"), False), (("store", "status", "created_at", "id"), False))  # 0021

@@ -17,7 +17,7 @@ from blueprints.requests import refuse_unstorable_fields
 from core.client_addresses import client_of
 from core.clock import utcnow
 from models.people import User
-from services.accounts import audit, people, roles, stores
+from services.accounts import audit, people, roles
 
 ABSOLUTE_TIMEOUT = dt.timedelta(hours=12)
 REAUTH_WINDOW = dt.timedelta(minutes=5)
@@ -76,15 +76,15 @@ def _signed_in_user() -> User | None:
 
 def _chosen_store(user: User):
     store_id = session.get("store_id")
-    role = people.role_in(user, store_id) if store_id else None
-    if role is None:
+    chosen = people.membership_in(user, store_id) if store_id else None
+    if chosen is None:
         mine = people.stores_of(user)
         if len(mine) != 1:
             return None, None
         store, role = mine[0]
         session["store_id"] = str(store.id)
         return store, role
-    return stores.get_store(store_id), role
+    return chosen
 
 
 def sign_in(user: User) -> None:
