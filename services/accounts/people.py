@@ -107,6 +107,14 @@ def end_other_sessions(user: User, *, now: dt.datetime) -> User:
 
 # --- memberships -----------------------------------------------------------------------------
 
+def role_in(user: User, store_id) -> str | None:
+    parsed = ids.parse_uuid(store_id)
+    if parsed is None:
+        return None
+    membership = Membership.get_or_none((Membership.user == user.id) & (Membership.store == parsed))
+    return membership.role if membership else None
+
+
 def membership_in(user: User, store_id) -> tuple[Store, str] | None:
     """(the store, the user's role in it), or None: one query, read on every dashboard request."""
     parsed = ids.parse_uuid(store_id)
