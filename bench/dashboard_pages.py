@@ -44,6 +44,7 @@ def options() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--check", action="store_true", help="each page once, no wrk: the smoke test's mode")
+    parser.add_argument("--reuse", action="store_true", help="keep the rows and the owner a previous run made")
     return parser.parse_args()
 
 
@@ -65,10 +66,27 @@ def seed(url: str, environment: dict, args) -> tuple[str, str, str]:
     return store_id, api_key, other_id
 
 
-def signed_in_cookie(base: str, environment: dict, store_id: str) -> str:
-    """The session cookie of the store's owner, who accepted an invitation in a browser."""
+def reused(url: str, environment: dict) -> tuple[str, str, str]:
+    """The stores an earlier run seeded (the owner's first, by its member), and a new key of it."""
+    store_id = str(stack.sql(url, "SELECT store_id FROM membership")[0][0])
+    other_id = str(stack.sql(url, "SELECT id FROM store WHERE id <> %s", store_id)[0][0])
+    made = subprocess.run([str(stack.BIN / "flask"), "--app", "wsgi", "keys", "create", "--store", store_id, "--json"],
+                          cwd=stack.ROOT, env=environment, check=True, capture_output=True, text=True)
+    return store_id, json.loads(made.stdout.strip().splitlines()[-1])["api_key"], other_id
+
+
+def signed_in_cookie(base: str, environment: dict, store_id: str, *, reuse: bool = False) -> str:
+    """The session cookie of the store's owner, who accepted an invitation in a browser (or, on a
+    reused database, signs in with the password given then)."""
     import requests
 
+    if reuse:
+        browser = requests.Session()
+        token = _CSRF.search(browser.get(base + "/dashboard/login", timeout=30).text).group(1)
+        answer = browser.post(base + "/dashboard/login", data={"email": EMAIL, "password": PASSWORD,
+                                                               "csrf_token": token}, allow_redirects=False, timeout=30)
+        assert answer.status_code == 302, (answer.status_code, answer.text[:300])
+        return browser.cookies.get("tender_dashboard", path="/dashboard")
     made = subprocess.run([str(stack.BIN / "flask"), "--app", "wsgi", "users", "invite", "--store", store_id,
                            "--email", EMAIL, "--role", "owner", "--json"], cwd=stack.ROOT, env=environment,
                           check=True, capture_output=True, text=True)
@@ -102,7 +120,8 @@ def pages(url: str, store_id: str, args) -> dict[str, str]:
             "invoices ?status": "/dashboard/invoices?status=underpaid",
             "invoices ?q=order": f"/dashboard/invoices?q={order}",
             "one invoice": f"/dashboard/invoices/{invoice}", "payment links": "/dashboard/payment-links",
-            "refunds": "/dashboard/refunds", "webhooks": "/dashboard/webhooks",
+            "refunds": "/dashboard/refunds", "refunds ?status": "/dashboard/refunds?status=awaiting_funds",
+            "webhooks": "/dashboard/webhooks",
             "an endpoint": f"/dashboard/webhooks/{endpoint}", "a delivery": f"/dashboard/webhooks/deliveries/{delivery}",
             "api keys": "/dashboard/api-keys", "settings": "/dashboard/settings", "team": "/dashboard/team",
             "books": "/dashboard/books", "integrations": "/dashboard/integrations", "audit": "/dashboard/audit"}
@@ -176,13 +195,13 @@ def main() -> None:
         stack.require_wrk()
     url = stack.database_url()
     environment = stack.env(url, REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/6")
-    store_id, api_key, other_id = seed(url, environment, args)
+    store_id, api_key, other_id = reused(url, environment) if args.reuse else seed(url, environment, args)
     other_marks = [row[0] for row in stack.sql(url, "SELECT public_id FROM invoice WHERE store_id = %s "
                                                     "ORDER BY created_at DESC LIMIT 50", other_id)]
     processes = stack.Processes()
     try:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
-        cookie = signed_in_cookie(base, environment, store_id)
+        cookie = signed_in_cookie(base, environment, store_id, reuse=args.reuse)
         targets = pages(url, store_id, args)
         check_pages(base, targets, cookie, api_key, other_marks)
         print(f"{len(targets)} pages answered 200 with none of the other store's rows")
