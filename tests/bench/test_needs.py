@@ -10,7 +10,8 @@ from tests.support.polling import free_port
 from tests.support.processes import ROOT
 
 
-@pytest.mark.parametrize("benchmark", ["bench.create_invoice", "bench.lists", "bench.scaling"])
+@pytest.mark.parametrize("benchmark", ["bench.create_invoice", "bench.lists", "bench.scaling",
+                                       "bench.dashboard_pages"])
 def test_a_benchmark_without_wrk_says_what_it_needs_in_one_line(tmp_path, benchmark):
     # No wrk on this PATH, and a database that would fail loudly if the benchmark went on to it.
     env = {**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT),
