@@ -45,6 +45,7 @@ def options() -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--check", action="store_true", help="each page once, no wrk: the smoke test's mode")
     parser.add_argument("--reuse", action="store_true", help="keep the rows and the owner a previous run made")
+    parser.add_argument("--pages", help="measure only these pages, comma-separated names (the API list always)")
     return parser.parse_args()
 
 
@@ -203,6 +204,8 @@ def main() -> None:
         _web, base = stack.start_gunicorn(processes, "wsgi:app", environment, workers=2, threads=4)
         cookie = signed_in_cookie(base, environment, store_id, reuse=args.reuse)
         targets = pages(url, store_id, args)
+        if args.pages:
+            targets = {name: targets[name] for name in args.pages.split(",")}
         check_pages(base, targets, cookie, api_key, other_marks)
         print(f"{len(targets)} pages answered 200 with none of the other store's rows")
         if not args.check:
