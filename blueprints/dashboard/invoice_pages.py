@@ -64,8 +64,7 @@ def _keyset_args(given: dict, search: str, **cursor) -> dict:
 def invoice_page(invoice_id):
     invoice = invoices.get_for_store(g.store, invoice_id)
     events, deliveries = outbox.invoice_history(invoice)
-    invoice_refunds = refunds.list_for_store(g.store, ACTOR, {"invoice_id": invoice.public_id},
-                                             PageRequest(limit=100)).rows
+    invoice_refunds, refundable = refunds.of_invoice(invoice, limit=100)
     shown = {**InvoiceSchema().dump(invoice), **_SETTLED.dump(invoice)}
     estimate, no_rate = _estimate(invoice)
     return render_template(
@@ -74,7 +73,7 @@ def invoice_page(invoice_id):
         event_types={e.id: e.type for e in events}, deliveries=deliveries,
         transactions=TransactionSchema(many=True).dump(transactions.list_for_invoice(invoice)),
         refunds=RefundSchema(many=True).dump(invoice_refunds), sandbox=sandbox(),
-        refundable=refunds.is_refundable_state(invoice) and refunds.refundable_amount(invoice) > 0,
+        refundable=refundable > 0,
         can_cancel=invoice_states.can_cancel(invoice))
 
 

@@ -76,7 +76,26 @@ def refundable_amount(invoice: Invoice) -> Decimal:
         return Decimal(0)
     holding = (Refund.select(Refund.amount)
                .where((Refund.invoice == invoice.id) & refund_states.holds_amount()))
+    return _left_after(invoice, holding)
+
+
+def _left_after(invoice: Invoice, holding) -> Decimal:
     return invoice.received_amount - sum((row.amount for row in holding), Decimal(0))
+
+
+def of_invoice(invoice: Invoice, *, limit: int = 100) -> tuple[list[Refund], Decimal]:
+    """An invoice's refunds, newest first (at most `limit`), and what it may still refund: one read
+    when they all fit, each row saying whether it holds its amount (the dashboard's invoice page)."""
+    rows = list(Refund.select(Refund, refund_states.holds_amount().alias("holds_its_amount"))
+                .where(Refund.invoice == invoice.id)
+                .order_by(Refund.created_at.desc(), Refund.id.desc()).limit(limit + 1))
+    for row in rows:
+        row.invoice = invoice                      # already read: no join, no read per row
+    if len(rows) > limit:
+        return rows[:limit], refundable_amount(invoice)
+    if not is_refundable_state(invoice):
+        return rows, Decimal(0)
+    return rows, _left_after(invoice, [row for row in rows if row.holds_its_amount])
 
 
 def is_refundable_state(invoice: Invoice) -> bool:
