@@ -14,7 +14,7 @@ from blueprints.exports import stream_export
 from blueprints.requests import load
 from core.clock import utcnow
 from core.errors import NotFound
-from core.platforms import PLATFORMS
+from core.platforms import PLATFORM_NAMES, PLATFORMS
 from schemas.exports import InvoiceExportQuerySchema, SettlementReportQuerySchema, TransactionExportQuerySchema
 from services import integrations
 from services.books import exports, reports
@@ -48,7 +48,7 @@ def books_export(kind):
 @bp.get("/integrations")
 @requires("read")
 def integrations_page():
-    return render_template("dashboard/integrations.html",
+    return render_template("dashboard/integrations.html", names=PLATFORM_NAMES,
                            installations=[(platform, integrations.status(g.store, platform)) for platform in PLATFORMS])
 
 

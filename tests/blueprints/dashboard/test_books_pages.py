@@ -58,6 +58,7 @@ def test_an_installation_shows_and_disconnects(owner_client, client, store):
     Integration.update(plugin_version=SCRIPT).execute()
     page = owner_client.get("/dashboard/integrations").get_data(as_text=True)
     assert "https://shop.example.com" in page and SCRIPT not in page and "&lt;script&gt;" in page
+    assert "<h2 id=\"platform-1\">WooCommerce</h2>" in page
     assert post(owner_client, "/dashboard/integrations/woocommerce/disconnect",
                 form_page="/dashboard/integrations").status_code == 302
     assert Integration.get().status == "disconnected"
