@@ -85,6 +85,7 @@ def test_every_dashboard_page_is_accessible_and_reachable_by_keyboard(server, pa
 
     # A member of two stores picks one after signing in.
     _accept(page, _invitation_url(server, "owner@lumen.test", second["store_id"]))
+    expect(page.get_by_role("heading", name="Lumen Roastery")).to_be_visible()      # joined: signed in there
     page.context.clear_cookies()
     page.goto(server.base_url + "/dashboard/login")
     page.fill("#email", "owner@lumen.test")
@@ -118,6 +119,7 @@ def test_every_dashboard_page_is_accessible_and_reachable_by_keyboard(server, pa
     phone.fill("#password", PASSWORD)
     phone.click("button[type=submit].primary")
     phone.click("button:has-text('Lumen Coffee')")
+    expect(phone.get_by_role("heading", name="Lumen Coffee")).to_be_visible()
     for route, name in PHONE_PAGES.items():
         path = route.replace("<invoice_id>", ids["invoice_id"])
         phone.goto(server.base_url + path)
@@ -128,6 +130,7 @@ def test_every_dashboard_page_is_accessible_and_reachable_by_keyboard(server, pa
     viewer_link = _invitation_url(server, "books@lumen.test", server.store_id, "viewer")
     viewer = pages.open(viewer_link)
     _accept(viewer, viewer_link, "the bookkeeper's password")
+    expect(viewer.get_by_role("heading", name="Lumen Coffee")).to_be_visible()
     reset = json.loads(_flask(server, "users", "reset-link", "--email", "books@lumen.test", "--json"))
     viewer.context.clear_cookies()
     viewer.goto(reset["password_reset_url"])
@@ -135,6 +138,7 @@ def test_every_dashboard_page_is_accessible_and_reachable_by_keyboard(server, pa
     viewer.fill("#password", "the bookkeeper's new password")
     viewer.fill("#password_again", "the bookkeeper's new password")
     viewer.click("button[type=submit].primary")
+    expect(viewer.get_by_role("heading", name="Lumen Coffee")).to_be_visible()
     viewer.goto(server.base_url + "/dashboard/team")
     expect(viewer.get_by_role("heading", name="Not allowed")).to_be_visible()
     _check(pages, viewer, "403", name="dashboard-not-allowed")
